@@ -1,0 +1,45 @@
+"""One evaluation sample, with Ragas' field names."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+SAMPLE_FIELDS: tuple[str, ...] = (
+    "user_input",
+    "retrieved_contexts",
+    "response",
+    "reference",
+    "reference_contexts",
+    "retrieved_context_ids",
+    "reference_context_ids",
+)
+
+# Column names of Ragas < 0.2, accepted on load.
+OLD_NAMES: dict[str, str] = {
+    "question": "user_input",
+    "answer": "response",
+    "contexts": "retrieved_contexts",
+    "ground_truth": "reference",
+    "ground_truths": "reference",
+}
+
+
+@dataclass(frozen=True)
+class Sample:
+    """A question, what the RAG system retrieved and answered, and optional references."""
+
+    id: str
+    user_input: str | None = None
+    retrieved_contexts: tuple[str, ...] | None = None
+    response: str | None = None
+    reference: str | None = None
+    reference_contexts: tuple[str, ...] | None = None
+    retrieved_context_ids: tuple[str, ...] | None = None
+    reference_context_ids: tuple[str, ...] | None = None
+    answerable: bool | None = None  # False marks a question the corpus cannot answer
+    extra: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    def get(self, name: str) -> Any:
+        """A field by name (``None`` when absent)."""
+        return getattr(self, name)

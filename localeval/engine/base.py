@@ -1,0 +1,54 @@
+"""The engine boundary: a round of requests in, the same number of results out, same order."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, runtime_checkable
+
+FinishReason = Literal["stop", "length", "error", "context_too_long"]
+
+
+@dataclass(frozen=True)
+class Request:
+    """One rendered ask: chat messages, the JSON schema the answer must follow, sampling."""
+
+    messages: tuple[tuple[str, str], ...]  # (role, content) pairs
+    schema: dict[str, Any]
+    max_tokens: int = 512
+    temperature: float = 0.0
+    n: int = 1
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One generation for a request."""
+
+    text: str
+    completion_tokens: int
+    finish_reason: FinishReason
+
+
+@dataclass
+class Result:
+    """The engine's answer to one request: ``n`` choices and the prompt's token count."""
+
+    choices: list[Choice]
+    prompt_tokens: int
+    cached_prompt_tokens: int = 0
+    error: str | None = None  # set when finish_reason is "error"
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@runtime_checkable
+class JudgeEngine(Protocol):
+    """A judge model behind one method."""
+
+    @property
+    def fingerprint(self) -> str:
+        """Identifies model and engine settings that change answers (used as a cache key)."""
+        ...
+
+    def generate(self, requests: list[Request]) -> list[Result]:
+        """Answer every request; one result per request, in the same order."""
+        ...

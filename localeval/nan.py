@@ -1,0 +1,37 @@
+"""Why a score is missing: a NaN always carries one reason from a closed list."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal, get_args
+
+NanReason = Literal[
+    "no_statements",  # the judge extracted no statement from the text to check
+    "no_claims",  # factual correctness: no claim on the side it needs
+    "no_questions",  # response relevancy: no usable generated question
+    "no_classifications",  # context recall: the judge classified no statement
+    "truncated",  # the judge's answer hit the token limit twice
+    "engine_error",  # the engine raised on this ask, even alone
+    "context_too_long",  # the ask does not fit the judge's context window
+    "missing_field",  # the sample lacks a field the metric needs
+    "undefined",  # the formula itself is undefined (for example 0/0 in Ragas' own code)
+]
+
+NAN_REASONS: tuple[str, ...] = get_args(NanReason)
+
+
+@dataclass(frozen=True)
+class Nan:
+    """A missing score and the reason it is missing."""
+
+    reason: NanReason
+
+    def __post_init__(self) -> None:
+        if self.reason not in NAN_REASONS:
+            raise ValueError(f"unknown NaN reason {self.reason!r}; known: {', '.join(NAN_REASONS)}")
+
+
+def is_nan(value: float | None) -> bool:
+    """True for None and float NaN."""
+    return value is None or (isinstance(value, float) and math.isnan(value))

@@ -1,0 +1,51 @@
+"""What a metric may yield to the scheduler, and what it gets back.
+
+A metric is a generator: it yields an :class:`Ask` (one judge answer back, parsed into the
+prompt's output model), an :class:`Ask` with ``n > 1`` (a tuple of ``n`` parsed answers), a list
+of asks (a list of answers, same order) or an :class:`Embed` (an array, one row per text), and
+finally returns a float or a :class:`~localeval.nan.Nan`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Union
+
+from localeval.nan import Nan
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from localeval.prompts.base import Prompt
+
+
+@dataclass(frozen=True)
+class Ask:
+    """One question to the judge: a prompt, its input, and how many samples to draw."""
+
+    prompt: Prompt
+    input: BaseModel
+    n: int = 1  # > 1 asks for n different generations (sampled, seeded)
+
+
+@dataclass(frozen=True)
+class Embed:
+    """Texts to embed with the run's embedding model."""
+
+    texts: tuple[str, ...]
+
+
+Yielded = Union[Ask, list[Ask], Embed]
+Outcome = Union[float, Nan]
+Steps = Generator[Yielded, Any, Outcome]
+
+
+@dataclass
+class Trace:
+    """What a metric records about how it reached its score (statements, verdicts, reasons)."""
+
+    entries: dict[str, Any] = field(default_factory=dict)
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.entries[key] = value
