@@ -10,9 +10,9 @@ NanReason = Literal[
     "no_statements",  # the judge extracted no statement from the text to check
     "no_claims",  # factual correctness: no claim on the side it needs
     "no_questions",  # response relevancy: no usable generated question
-    "no_classifications",  # context recall: the judge classified no statement
     "truncated",  # the judge's answer hit the token limit twice
     "engine_error",  # the engine raised on this ask, even alone
+    "invalid_output",  # the answer did not parse (should not happen under a grammar; counted if it does)
     "context_too_long",  # the ask does not fit the judge's context window
     "missing_field",  # the sample lacks a field the metric needs
     "undefined",  # the formula itself is undefined (for example 0/0 in Ragas' own code)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from collections.abc import Callable
 from typing import Any, Literal, Protocol, runtime_checkable
 
 FinishReason = Literal["stop", "length", "error", "context_too_long"]
@@ -18,6 +19,7 @@ class Request:
     temperature: float = 0.0
     n: int = 1
     seed: int = 0
+    label: str = ""  # the prompt's name, for logs and scripted engines; not sent to the model
 
 
 @dataclass(frozen=True)
@@ -49,6 +51,12 @@ class JudgeEngine(Protocol):
         """Identifies model and engine settings that change answers (used as a cache key)."""
         ...
 
-    def generate(self, requests: list[Request]) -> list[Result]:
-        """Answer every request; one result per request, in the same order."""
+    def generate(
+        self, requests: list[Request], on_result: Callable[[int, Result], None] | None = None
+    ) -> list[Result]:
+        """Answer every request; one result per request, in the same order.
+
+        ``on_result(i, result)`` is called as each request's answer is ready (for example after
+        each batch), so the caller can store answers before the whole round is done.
+        """
         ...

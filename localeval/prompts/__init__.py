@@ -1,0 +1,44 @@
+"""Every prompt localeval sends to its judge, as data."""
+
+from localeval.prompts.base import DEFAULT_SETTINGS, Prompt, Settings
+from localeval.prompts.claims import CLAIM_PROMPTS, ClaimsInput, ClaimsOutput, claims_prompt
+from localeval.prompts.context_precision import CONTEXT_USEFULNESS, UsefulnessInput, UsefulnessOutput
+from localeval.prompts.context_recall import ATTRIBUTION, AttributionInput, AttributionOutput
+from localeval.prompts.nli import NLI, NLIInput, NLIOutput
+from localeval.prompts.question import QUESTION, QuestionInput, QuestionOutput
+from localeval.prompts.statements import STATEMENTS, StatementsInput, StatementsOutput
+
+ALL_PROMPTS: tuple[Prompt, ...] = (
+    STATEMENTS,
+    NLI,
+    CONTEXT_USEFULNESS,
+    ATTRIBUTION,
+    QUESTION,
+    *CLAIM_PROMPTS.values(),
+)
+
+__all__ = [
+    "ALL_PROMPTS",
+    "ATTRIBUTION",
+    "CLAIM_PROMPTS",
+    "CONTEXT_USEFULNESS",
+    "DEFAULT_SETTINGS",
+    "NLI",
+    "QUESTION",
+    "STATEMENTS",
+    "AttributionInput",
+    "AttributionOutput",
+    "ClaimsInput",
+    "ClaimsOutput",
+    "NLIInput",
+    "NLIOutput",
+    "Prompt",
+    "QuestionInput",
+    "QuestionOutput",
+    "Settings",
+    "StatementsInput",
+    "StatementsOutput",
+    "UsefulnessInput",
+    "UsefulnessOutput",
+    "claims_prompt",
+]

@@ -1,0 +1,59 @@
+"""A judge that answers from a script: for tests and examples, no model involved."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from localeval.engine.base import Choice, Request, Result
+
+# A script gets the prompt's name, the ask's input (as a dict) and the request, and returns the
+# answer as a JSON-able dict, a list of n such dicts when the request asks for n > 1, or a Choice
+# (to script a cut-off answer). It may raise to script an engine failure.
+Script = Callable[[str, dict[str, Any], Request], Any]
+
+
+class ScriptedEngine:
+    """Answers every request with ``script`` and records every call it receives."""
+
+    def __init__(self, script: Script, fingerprint: str = "scripted") -> None:
+        self.script = script
+        self._fingerprint = fingerprint
+        self.calls: list[list[Request]] = []
+
+    @property
+    def fingerprint(self) -> str:
+        return self._fingerprint
+
+    @property
+    def requests(self) -> list[Request]:
+        """Every request received, over all calls."""
+        return [r for call in self.calls for r in call]
+
+    def generate(
+        self, requests: list[Request], on_result: Callable[[int, Result], None] | None = None
+    ) -> list[Result]:
+        self.calls.append(list(requests))
+        results = []
+        for i, request in enumerate(requests):
+            result = self._answer(request)
+            if on_result is not None:
+                on_result(i, result)
+            results.append(result)
+        return results
+
+    def _answer(self, request: Request) -> Result:
+        data = json.loads(request.messages[-1][1])
+        answer = self.script(request.label, data, request)
+        answers = answer if isinstance(answer, list) else [answer]
+        if len(answers) != request.n:
+            raise ValueError(f"script gave {len(answers)} answers for n={request.n} ({request.label})")
+        choices = [a if isinstance(a, Choice) else _choice(a) for a in answers]
+        prompt_tokens = sum(len(content.split()) for _, content in request.messages)
+        return Result(choices=choices, prompt_tokens=prompt_tokens)
+
+
+def _choice(answer: dict[str, Any]) -> Choice:
+    text = json.dumps(answer)
+    return Choice(text=text, completion_tokens=len(text.split()), finish_reason="stop")

@@ -1,0 +1,62 @@
+"""Factual correctness: claims of the response checked against the reference, and back."""
+
+from __future__ import annotations
+
+from localeval.data.sample import Sample
+from localeval.prompts import CLAIM_PROMPTS, NLI, ClaimsInput, NLIInput
+from localeval.steps import Ask, Steps
+
+P_EPSILON = 1e-8  # Ragas' epsilon in precision and recall modes
+F_EPSILON = 1e-10  # and inside its F-beta
+
+
+def fbeta(tp: int, fp: int, fn: int, beta: float = 1.0) -> float:
+    """F-beta from counts, as Ragas computes it (0 when precision and recall are both 0)."""
+    precision = tp / (tp + fp + F_EPSILON)
+    recall = tp / (tp + fn + F_EPSILON)
+    if precision + recall == 0:
+        return 0.0
+    b2 = beta * beta
+    return (1 + b2) * precision * recall / (b2 * precision + recall)
+
+
+def factual_score(
+    response_verdicts: list[int], reference_verdicts: list[int] | None, mode: str = "f1", beta: float = 1.0
+) -> float:
+    """TP: response claims the reference supports; FP: those it does not; FN: reference claims
+    the response does not support. Rounded to 2 decimals, as Ragas does."""
+    tp = sum(1 for v in response_verdicts if v)
+    fp = len(response_verdicts) - tp
+    fn = 0 if mode == "precision" else sum(1 for v in reference_verdicts or [] if not v)
+    if mode == "precision":
+        score = tp / (tp + fp + P_EPSILON)
+    elif mode == "recall":
+        score = tp / (tp + fn + P_EPSILON)
+    else:
+        score = fbeta(tp, fp, fn, beta)
+    return round(score, 2)
+
+
+def factual_correctness(
+    sample: Sample,
+    trace: dict,
+    mode: str = "f1",
+    beta: float = 1.0,
+    atomicity: str = "low",
+    coverage: str = "low",
+) -> Steps:
+    """Decompose response (and, unless precision mode, reference) into claims; verify each side."""
+    assert sample.response is not None and sample.reference is not None
+    prompt = CLAIM_PROMPTS[(atomicity, coverage)]  # type: ignore[index]
+    sides = [sample.response] if mode == "precision" else [sample.response, sample.reference]
+    decomposed = yield [Ask(prompt, ClaimsInput(response=text)) for text in sides]
+    claims = [d.claims for d in decomposed]
+    # Response claims are checked against the reference; reference claims against the response.
+    against = [sample.reference, sample.response]
+    asks = [Ask(NLI, NLIInput(context=against[i], statements=c)) for i, c in enumerate(claims) if c]
+    judged = iter((yield asks) if asks else [])
+    verdicts = [[v.verdict for v in next(judged).verdicts] if c else [] for c in claims]
+    trace["response_claims"], trace["response_verdicts"] = claims[0], verdicts[0]
+    if mode != "precision":
+        trace["reference_claims"], trace["reference_verdicts"] = claims[1], verdicts[1]
+    return factual_score(verdicts[0], verdicts[1] if mode != "precision" else None, mode, beta)

@@ -1,0 +1,63 @@
+"""Noise sensitivity: wrong response statements traced to relevant or to irrelevant chunks."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from localeval.data.sample import Sample
+from localeval.nan import Nan
+from localeval.prompts import NLI, STATEMENTS, NLIInput, StatementsInput
+from localeval.steps import Ask, Steps
+
+
+def noise_score(
+    reference_by_context: Sequence[Sequence[int]],
+    response_by_context: Sequence[Sequence[int]],
+    response_in_reference: Sequence[int],
+    mode: str = "relevant",
+) -> float:
+    """Ragas' matrix arithmetic.
+
+    ``reference_by_context[k][j]``: reference statement j supported by chunk k;
+    ``response_by_context[k][i]``: response statement i supported by chunk k;
+    ``response_in_reference[i]``: response statement i supported by the reference.
+    A chunk is relevant when it supports any reference statement. A response statement counts when
+    the reference does not support it (it is wrong) and a relevant chunk supports it (relevant
+    mode) or only irrelevant chunks do (irrelevant mode). NaN with no statements on either side.
+    """
+    if not response_in_reference or not any(len(row) for row in reference_by_context):
+        return float("nan")
+    r2gt = np.array(reference_by_context, dtype=bool).T  # (reference statements, chunks)
+    r2ans = np.array(response_by_context, dtype=bool).T  # (response statements, chunks)
+    incorrect = ~np.array([response_in_reference], dtype=bool)  # (1, response statements)
+    relevant_chunks = np.max(r2gt, axis=0, keepdims=True)  # (1, chunks)
+    from_relevant = np.max(relevant_chunks & r2ans, axis=1)
+    if mode == "irrelevant":
+        from_irrelevant = np.max(~relevant_chunks & r2ans, axis=1) & ~from_relevant
+        return float(np.mean(from_irrelevant & incorrect))
+    return float(np.mean(from_relevant & incorrect))
+
+
+def noise_sensitivity(sample: Sample, trace: dict, mode: str = "relevant") -> Steps:
+    """Statements of reference and response, each judged against every chunk and the reference."""
+    assert sample.user_input is not None and sample.reference is not None and sample.response is not None
+    ref_st, resp_st = yield [
+        Ask(STATEMENTS, StatementsInput(question=sample.user_input, answer=sample.reference)),
+        Ask(STATEMENTS, StatementsInput(question=sample.user_input, answer=sample.response)),
+    ]
+    trace["reference_statements"], trace["response_statements"] = ref_st.statements, resp_st.statements
+    if not ref_st.statements or not resp_st.statements:
+        return Nan("no_statements")
+    contexts = list(sample.retrieved_contexts or ())
+    asks = [Ask(NLI, NLIInput(context=c, statements=ref_st.statements)) for c in contexts]
+    asks += [Ask(NLI, NLIInput(context=c, statements=resp_st.statements)) for c in contexts]
+    asks.append(Ask(NLI, NLIInput(context=sample.reference, statements=resp_st.statements)))
+    judged = yield asks
+    verdicts = [[v.verdict for v in j.verdicts] for j in judged]
+    n = len(contexts)
+    ref_by_ctx, resp_by_ctx, resp_in_ref = verdicts[:n], verdicts[n : 2 * n], verdicts[-1]
+    trace["reference_by_context"], trace["response_by_context"] = ref_by_ctx, resp_by_ctx
+    trace["response_in_reference"] = resp_in_ref
+    return noise_score(ref_by_ctx, resp_by_ctx, resp_in_ref, mode)

@@ -1,0 +1,163 @@
+"""Per-metric summaries: mean over valid scores, NaN share and reasons, the NaN interval, a bootstrap CI.
+
+A NaN is neither a zero nor absent: the true mean lies between the mean that counts every NaN as 0
+and the mean over the valid scores, so both are reported next to the share of NaN and its reasons.
+"""
+
+from __future__ import annotations
+
+import math
+import textwrap
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+
+from localeval.nan import NAN_REASONS, Nan
+
+# A bare float NaN or None carries no reason; the closest in the closed list is a formula undefined.
+_BARE_NAN_REASON = "undefined"
+# Cap on resamples x sample size drawn at once, to bound memory on large data sets.
+_BOOTSTRAP_BLOCK = 4_000_000
+# The NaN-reasons column wraps, but never narrower than this.
+_MIN_NAN_WIDTH = 24
+
+
+@dataclass(frozen=True)
+class MetricSummary:
+    """One metric over a data set; `interval` is (NaN counted as 0, mean on valid)."""
+
+    name: str
+    n: int
+    valid: int
+    mean: float | None
+    nan_count: int
+    nan_share: float
+    nan_reasons: dict[str, int]
+    mean_nan_as_zero: float | None
+    interval: tuple[float, float] | None
+    ci95: tuple[float, float] | None
+    std: float | None
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict (tuples become lists)."""
+        data = asdict(self)
+        for field in ("interval", "ci95"):
+            if data[field] is not None:
+                data[field] = list(data[field])
+        return data
+
+
+def bootstrap_mean_ci(
+    values: Sequence[float], *, level: float = 0.95, resamples: int = 2000, seed: int = 0
+) -> tuple[float, float]:
+    """Percentile bootstrap interval of the mean; deterministic for a given seed."""
+    if not 0 < level < 1:
+        raise ValueError(f"level must be between 0 and 1, got {level}")
+    if resamples < 1:
+        raise ValueError(f"resamples must be at least 1, got {resamples}")
+    data = np.asarray(values, dtype=np.float64)
+    if data.ndim != 1 or data.size == 0:
+        raise ValueError("bootstrap_mean_ci needs a non-empty 1-D sequence of values")
+    rng = np.random.default_rng(seed)
+    n = data.size
+    block = max(1, _BOOTSTRAP_BLOCK // n)
+    means = np.empty(resamples, dtype=np.float64)
+    for start in range(0, resamples, block):
+        stop = min(start + block, resamples)
+        draws = rng.integers(0, n, size=(stop - start, n))
+        means[start:stop] = data[draws].mean(axis=1)
+    tail = (1 - level) / 2
+    low, high = np.quantile(means, [tail, 1 - tail])
+    return float(low), float(high)
+
+
+def summarize(name: str, values: Sequence[float | Nan | None]) -> MetricSummary:
+    """Summarize one metric's per-sample scores; a `Nan` counts under its reason."""
+    valid: list[float] = []
+    reasons: Counter[str] = Counter()
+    for value in values:
+        if isinstance(value, Nan):
+            reasons[value.reason] += 1
+        elif value is None or math.isnan(value):
+            reasons[_BARE_NAN_REASON] += 1
+        else:
+            valid.append(float(value))
+    n = len(values)
+    nan_count = n - len(valid)
+    order = {reason: i for i, reason in enumerate(NAN_REASONS)}
+    ranked = sorted(reasons.items(), key=lambda item: (-item[1], order.get(item[0], len(order))))
+
+    mean = math.fsum(valid) / len(valid) if valid else None
+    # A NaN counts as 0 even where scores can dip below 0 (answer relevancy's cosine); the two ends
+    # may then cross, and are kept as computed (low = NaN-as-0, high = on-valid), not reordered.
+    mean_nan_as_zero = math.fsum(valid) / n if n else None
+    interval = (mean_nan_as_zero, mean) if mean is not None and mean_nan_as_zero is not None else None
+    return MetricSummary(
+        name=name,
+        n=n,
+        valid=len(valid),
+        mean=mean,
+        nan_count=nan_count,
+        nan_share=nan_count / n if n else 0.0,
+        nan_reasons=dict(ranked),
+        mean_nan_as_zero=mean_nan_as_zero,
+        interval=interval,
+        ci95=bootstrap_mean_ci(valid) if len(valid) >= 2 else None,
+        std=float(np.std(valid, ddof=1)) if len(valid) >= 2 else None,
+    )
+
+
+def _number(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def _pair(pair: tuple[float, float] | None) -> str:
+    return "-" if pair is None else f"[{pair[0]:.3f}, {pair[1]:.3f}]"
+
+
+def _percent(share: float) -> str:
+    # Never print 0% or 100% for a share that is not exactly that.
+    if 0 < share < 0.005:
+        return "<1%"
+    if 0.995 <= share < 1:
+        return ">99%"
+    return f"{share:.0%}"
+
+
+def _nan_cell(summary: MetricSummary) -> str:
+    # A no-break space inside "reason count" keeps the pair on one line when the cell wraps.
+    share = _percent(summary.nan_share)
+    if summary.nan_count == 0:
+        return share
+    reasons = ", ".join(f"{reason}\u00a0{count}" for reason, count in summary.nan_reasons.items())
+    return f"{share} ({reasons})"
+
+
+def format_table(summaries: Sequence[MetricSummary], *, width: int = 100) -> str:
+    """A plain-text table, one metric a row; long NaN-reason lists wrap to fit `width` columns."""
+    header = ("metric", "mean", "valid/n", "NaN % (reasons)", "range", "95% CI")
+    rows = [
+        (s.name, _number(s.mean), f"{s.valid}/{s.n}", _nan_cell(s), _pair(s.interval), _pair(s.ci95))
+        for s in summaries
+    ]
+    widths = [max(len(header[i]), *(len(row[i]) for row in rows)) for i in range(len(header))]
+    gap = "  "
+    others = sum(w for i, w in enumerate(widths) if i != 3) + len(gap) * (len(header) - 1)
+    widths[3] = min(widths[3], max(_MIN_NAN_WIDTH, width - others))
+    right = {1, 2}  # numbers align right
+
+    def line(cells: Sequence[str]) -> str:
+        pairs = enumerate(zip(cells, widths, strict=True))
+        parts = [c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in pairs]
+        return gap.join(parts).rstrip().replace("\u00a0", " ")
+
+    out = [line(header), line(["-" * w for w in widths])]
+    for row in rows:
+        wrapped = textwrap.wrap(row[3], widths[3], subsequent_indent=" ", break_long_words=False) or [""]
+        out.append(line([*row[:3], wrapped[0], *row[4:]]))
+        out.extend(line(["", "", "", more, "", ""]) for more in wrapped[1:])
+    out.append("range: [mean with NaN as 0, mean on valid]; the true mean lies between the two.")
+    return "\n".join(out)

@@ -1,0 +1,175 @@
+"""Aggregation on hand-computed scores, including the seed's worked example (b2.py)."""
+
+import json
+import math
+
+import pytest
+
+from localeval.nan import Nan, NanReason
+from localeval.report import aggregate
+from localeval.report.aggregate import MetricSummary, bootstrap_mean_ci, format_table, summarize
+
+# The seed's ten faithfulness scores, three of them NaN (given reasons here).
+NS, TR = Nan("no_statements"), Nan("truncated")
+SEED: list[float | Nan] = [1.0, 0.9, 1.0, 0.8, NS, 1.0, TR, 0.9, NS, 1.0]
+
+
+def test_seed_worked_example() -> None:
+    s = summarize("faithfulness", SEED)
+    assert (s.n, s.valid, s.nan_count) == (10, 7, 3)
+    assert s.nan_share == pytest.approx(0.3)
+    assert s.mean == pytest.approx(6.6 / 7)
+    assert f"{s.mean:.3f}" == "0.943"
+    assert s.mean_nan_as_zero == pytest.approx(0.66)
+    assert s.interval == pytest.approx((0.66, 6.6 / 7))
+    # sample std of [1, .9, 1, .8, 1, .9, 1]: squared deviations sum to 0.26/7, over 6 degrees of freedom
+    assert s.std == pytest.approx(math.sqrt(0.26 / 7 / 6))
+
+
+def test_nan_reasons_counted_and_sorted_by_count() -> None:
+    values: list[float | Nan] = [
+        Nan("truncated"),
+        0.5,
+        Nan("no_statements"),
+        Nan("truncated"),
+        Nan("engine_error"),
+        Nan("truncated"),
+        Nan("no_statements"),
+    ]
+    s = summarize("m", values)
+    assert s.nan_reasons == {"truncated": 3, "no_statements": 2, "engine_error": 1}
+    assert list(s.nan_reasons) == ["truncated", "no_statements", "engine_error"]
+
+
+def test_ties_follow_the_order_of_the_reason_list() -> None:
+    s = summarize("m", [Nan("engine_error"), Nan("no_statements"), 1.0])
+    assert list(s.nan_reasons) == ["no_statements", "engine_error"]
+
+
+def test_bare_float_nan_and_none_count_as_undefined() -> None:
+    s = summarize("m", [math.nan, None, 0.4])
+    assert s.nan_reasons == {"undefined": 2}
+    assert s.mean == pytest.approx(0.4)
+    assert s.mean_nan_as_zero == pytest.approx(0.4 / 3)
+
+
+def test_no_nan() -> None:
+    s = summarize("m", [0.2, 0.4, 0.6])
+    assert s.nan_count == 0 and s.nan_share == 0.0 and s.nan_reasons == {}
+    assert s.mean == pytest.approx(0.4)
+    assert s.interval == pytest.approx((0.4, 0.4))
+    assert s.std == pytest.approx(0.2)
+
+
+def test_empty() -> None:
+    s = summarize("m", [])
+    assert (s.n, s.valid, s.nan_count, s.nan_share) == (0, 0, 0, 0.0)
+    assert s.mean is None and s.mean_nan_as_zero is None and s.interval is None
+    assert s.ci95 is None and s.std is None
+
+
+def test_all_nan() -> None:
+    s = summarize("m", [Nan("truncated"), Nan("truncated")])
+    assert (s.n, s.valid, s.nan_share) == (2, 0, 1.0)
+    assert s.mean is None and s.interval is None and s.ci95 is None and s.std is None
+    assert s.mean_nan_as_zero == 0.0
+
+
+def test_single_valid_value_has_no_ci_or_std() -> None:
+    s = summarize("m", [0.7, Nan("truncated")])
+    assert s.mean == pytest.approx(0.7)
+    assert s.interval == pytest.approx((0.35, 0.7))
+    assert s.ci95 is None and s.std is None
+
+
+def test_negative_scores_still_count_nan_as_zero() -> None:
+    s = summarize("answer_relevancy", [-0.2, Nan("no_questions")])
+    assert s.mean == pytest.approx(-0.2)
+    assert s.mean_nan_as_zero == pytest.approx(-0.1)
+    assert s.interval == pytest.approx((-0.1, -0.2))
+
+
+def test_ci_contains_mean_and_is_deterministic() -> None:
+    s = summarize("faithfulness", SEED)
+    assert s.ci95 is not None and s.mean is not None
+    assert s.ci95[0] <= s.mean <= s.ci95[1]
+    assert 0.8 <= s.ci95[0] < s.ci95[1] <= 1.0
+    assert summarize("faithfulness", SEED).ci95 == s.ci95
+
+
+def test_bootstrap_seed_level_and_edge_cases() -> None:
+    values = [0.13, 0.571, 0.9, 0.342, 0.7177, 0.26, 0.8839]
+    ci = bootstrap_mean_ci(values)
+    assert ci == bootstrap_mean_ci(values)
+    assert ci != bootstrap_mean_ci(values, seed=1)
+    narrow = bootstrap_mean_ci(values, level=0.5)
+    assert ci[0] < narrow[0] <= narrow[1] < ci[1]
+    assert bootstrap_mean_ci([0.4, 0.4, 0.4]) == pytest.approx((0.4, 0.4))
+    assert bootstrap_mean_ci([0.3]) == pytest.approx((0.3, 0.3))
+    with pytest.raises(ValueError):
+        bootstrap_mean_ci([])
+    with pytest.raises(ValueError):
+        bootstrap_mean_ci(values, level=1.0)
+
+
+def test_bootstrap_in_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Large inputs are resampled a block at a time; the answer stays a sensible interval.
+    monkeypatch.setattr(aggregate, "_BOOTSTRAP_BLOCK", 50)
+    values = [i / 9 for i in range(10)]
+    low, high = bootstrap_mean_ci(values, resamples=101)
+    assert 0.0 <= low < 0.5 < high <= 1.0
+
+
+def test_to_dict_is_json_ready() -> None:
+    data = summarize("faithfulness", SEED).to_dict()
+    assert isinstance(data["interval"], list) and isinstance(data["ci95"], list)
+    back = json.loads(json.dumps(data))
+    assert back["nan_reasons"] == {"no_statements": 2, "truncated": 1}
+    assert MetricSummary(**{**back, "interval": tuple(back["interval"]), "ci95": tuple(back["ci95"])}) == (
+        summarize("faithfulness", SEED)
+    )
+
+
+def test_format_table() -> None:
+    table = format_table(
+        [
+            summarize("faithfulness", SEED),
+            summarize("context_recall", [Nan("no_classifications")]),
+            summarize("answer_relevancy", [0.5, 0.25]),
+        ]
+    )
+    lines = table.splitlines()
+    assert all(len(line) <= 100 for line in lines)
+    assert lines[0].split() == ["metric", "mean", "valid/n", "NaN", "%", "(reasons)", "range", "95%", "CI"]
+    row = lines[2]
+    assert row.startswith("faithfulness")
+    for text in ("0.943", "7/10", "30% (no_statements 2, truncated 1)", "[0.660, 0.943]"):
+        assert text in row
+    recall = next(line for line in lines if line.startswith("context_recall"))
+    assert "0/1" in recall and "100% (no_classifications 1)" in recall
+    relevancy = next(line for line in lines if line.startswith("answer_relevancy"))
+    assert "0.375" in relevancy and "2/2" in relevancy and "[0.375, 0.375]" in relevancy
+
+
+def test_format_table_wraps_many_reasons_within_width() -> None:
+    reasons: list[NanReason] = [
+        "no_statements",
+        "no_claims",
+        "no_questions",
+        "no_classifications",
+        "truncated",
+        "engine_error",
+        "context_too_long",
+        "missing_field",
+        "undefined",
+    ]
+    s = summarize("a_rather_long_metric_name", [0.5, *(Nan(r) for r in reasons)])
+    table = format_table([s])
+    assert all(len(line) <= 100 for line in table.splitlines())
+    for reason in reasons:
+        assert f"{reason} 1" in table  # a reason and its count never split across lines
+
+
+def test_percent_never_rounds_to_zero_or_full() -> None:
+    assert "<1%" in format_table([summarize("m", [Nan("truncated"), *[1.0] * 299])])
+    assert ">99%" in format_table([summarize("m", [1.0, *[Nan("truncated")] * 299])])
