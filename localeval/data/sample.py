@@ -15,6 +15,15 @@ SAMPLE_FIELDS: tuple[str, ...] = (
     "reference_context_ids",
 )
 
+# The fields by kind, as the loader checks them: text, and lists of texts (ids are texts too).
+TEXT_FIELDS: tuple[str, ...] = ("user_input", "response", "reference")
+LIST_FIELDS: tuple[str, ...] = (
+    "retrieved_contexts",
+    "reference_contexts",
+    "retrieved_context_ids",
+    "reference_context_ids",
+)
+
 # Column names of Ragas < 0.2, accepted on load.
 OLD_NAMES: dict[str, str] = {
     "question": "user_input",

@@ -134,7 +134,7 @@ def test_format_table() -> None:
     table = format_table(
         [
             summarize("faithfulness", SEED),
-            summarize("context_recall", [Nan("no_classifications")]),
+            summarize("context_recall", [Nan("invalid_output")]),
             summarize("answer_relevancy", [0.5, 0.25]),
         ]
     )
@@ -146,7 +146,7 @@ def test_format_table() -> None:
     for text in ("0.943", "7/10", "30% (no_statements 2, truncated 1)", "[0.660, 0.943]"):
         assert text in row
     recall = next(line for line in lines if line.startswith("context_recall"))
-    assert "0/1" in recall and "100% (no_classifications 1)" in recall
+    assert "0/1" in recall and "100% (invalid_output 1)" in recall
     relevancy = next(line for line in lines if line.startswith("answer_relevancy"))
     assert "0.375" in relevancy and "2/2" in relevancy and "[0.375, 0.375]" in relevancy
 
@@ -156,7 +156,7 @@ def test_format_table_wraps_many_reasons_within_width() -> None:
         "no_statements",
         "no_claims",
         "no_questions",
-        "no_classifications",
+        "invalid_output",
         "truncated",
         "engine_error",
         "context_too_long",
