@@ -57,3 +57,40 @@ class ScriptedEngine:
 def _choice(answer: dict[str, Any]) -> Choice:
     text = json.dumps(answer)
     return Choice(text=text, completion_tokens=len(text.split()), finish_reason="stop")
+
+
+def _sentences(text: str) -> list[str]:
+    parts = [p.strip() for p in text.replace("\n", " ").split(". ")]
+    return [p if p.endswith(".") else p + "." for p in parts if p.strip(" .")]
+
+
+def _words(text: str) -> set[str]:
+    return {w.strip(".,;:!?\"'()").lower() for w in text.split() if len(w) > 3}
+
+
+def _supported(statement: str, context: str) -> int:
+    words = _words(statement)
+    return int(bool(words) and len(words & _words(context)) / len(words) >= 0.6)
+
+
+def rule_script(label: str, data: dict[str, Any], request: Request) -> Any:
+    """A deterministic stand-in judge built from word overlap: sentences are statements, a statement
+    is supported when most of its words occur in the context. For tests and demos, not for scores."""
+    if label == "statements":
+        return {"statements": _sentences(data["answer"])}
+    if label.startswith("claims"):
+        return {"claims": _sentences(data["response"])}
+    if label == "nli":
+        return {"verdicts": [{"reason": "word overlap", "verdict": _supported(s, data["context"])}
+                             for s in data["statements"]]}
+    if label == "context_usefulness":
+        return {"reason": "word overlap", "verdict": _supported(data["answer"], data["context"])}
+    if label == "attribution":
+        return {"classifications": [{"statement": s, "reason": "word overlap",
+                                     "attributed": _supported(s, data["context"])}
+                                    for s in _sentences(data["answer"])]}
+    if label == "question":
+        evasive = int(any(p in data["response"].lower() for p in ("don't know", "not sure", "cannot")))
+        question = "What is " + " ".join(sorted(_words(data["response"]))[:6]) + "?"
+        return [{"question": question, "noncommittal": evasive}] * request.n
+    raise ValueError(f"rule_script has no rule for prompt {label!r}")

@@ -1,0 +1,5 @@
+import sys
+
+from localeval.cli import main
+
+sys.exit(main())

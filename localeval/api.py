@@ -1,0 +1,242 @@
+"""The Python API: ``evaluate(samples, metrics=[...], judge=..., embedder=...)``."""
+
+from __future__ import annotations
+
+import platform
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from localeval.data import DataError, Problem, Sample, load_samples, samples_from_records, validate
+from localeval.engine.base import JudgeEngine
+from localeval.metrics.registry import MetricSpec, parse_metrics
+from localeval.nan import Nan
+from localeval.prompts.base import Settings
+from localeval.report.aggregate import MetricSummary, format_table, summarize
+from localeval.scheduler import RunOutput, Scheduler, Usage, group_by_metric
+from localeval.steps import Outcome
+from localeval.store.cache import JudgeCache
+from localeval.store.run_folder import CACHE, write_scores, write_summary
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+@dataclass
+class JudgeOptions:
+    """How to load the judge when it is given as a folder."""
+
+    engine: str = "transformers"  # transformers | vllm | scripted engines are passed as objects
+    grammar: str = "xgrammar"
+    batch_size: int = 8
+    threads: int | None = None
+    trust_remote_code: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)  # passed to the engine's constructor
+
+
+def load_judge(judge: str | Path | None, options: JudgeOptions | None = None) -> JudgeEngine:
+    """A judge engine from a local model folder (None: the bundled default)."""
+    from localeval.models import resolve_model
+
+    options = options or JudgeOptions()
+    path = resolve_model(str(judge) if judge is not None else None, "judge")
+    if options.engine == "transformers":
+        from localeval.engine.transformers_engine import TransformersEngine
+
+        return TransformersEngine(
+            path, grammar=options.grammar, batch_size=options.batch_size, threads=options.threads,
+            trust_remote_code=options.trust_remote_code, **options.extra,
+        )
+    from localeval.errors import LocalevalError
+
+    raise LocalevalError(f"unknown engine {options.engine!r}; available: transformers")
+
+
+def load_embedder(embedder: str | Path | None) -> Any:
+    """A sentence-transformers embedder from a local folder (None: the bundled default)."""
+    from localeval.embed import SentenceTransformerEmbedder
+    from localeval.models import resolve_model
+
+    return SentenceTransformerEmbedder(resolve_model(str(embedder) if embedder is not None else None, "embedder"))
+
+
+def as_samples(data: str | Path | Iterable[Sample | Mapping[str, Any]]) -> list[Sample]:
+    """Samples from a file or folder path, or from a list of samples or dicts."""
+    if isinstance(data, str | Path):
+        return load_samples(data)
+    return samples_from_records(data)  # type: ignore[arg-type]
+
+
+def check_samples(samples: Sequence[Sample], specs: Sequence[MetricSpec]) -> None:
+    """Raise DataError naming every row and field a chosen metric needs but lacks."""
+    validate(
+        samples,
+        {s.name: s.definition.required for s in specs},
+        {s.name: s.definition.nonempty for s in specs},
+    )
+
+
+@dataclass
+class EvaluationResult:
+    """Scores per sample and metric, with NaN reasons, verdict traces and what the run cost."""
+
+    samples: list[Sample]
+    specs: list[MetricSpec]
+    output: RunOutput
+    info: dict[str, Any]
+
+    @property
+    def metric_names(self) -> list[str]:
+        return [s.name for s in self.specs]
+
+    def scores(self, metric: str) -> list[Outcome]:
+        """One value or Nan per sample, in sample order."""
+        return self.output.outcomes[metric]
+
+    def summary(self) -> dict[str, MetricSummary]:
+        """Per metric: mean over valid samples, NaN share and reasons, interval, bootstrap CI."""
+        return {name: summarize(name, self.output.outcomes[name]) for name in self.metric_names}
+
+    def usage(self) -> dict[str, Usage]:
+        return self.output.usage
+
+    def table(self) -> str:
+        """The printed summary: scores, then cost."""
+        lines = [format_table(list(self.summary().values())), "", _usage_table(self)]
+        return "\n".join(lines)
+
+    def rows(self) -> list[dict[str, Any]]:
+        """One dict per sample: id, then per metric its value, NaN reason and trace."""
+        rows = []
+        for i, sample in enumerate(self.samples):
+            metrics = {}
+            for name in self.metric_names:
+                value = self.output.outcomes[name][i]
+                metrics[name] = {
+                    "value": None if isinstance(value, Nan) else value,
+                    "nan_reason": value.reason if isinstance(value, Nan) else None,
+                    "trace": self.output.traces[name][i],
+                }
+            row: dict[str, Any] = {"id": sample.id, "metrics": metrics}
+            if sample.answerable is not None:
+                row["answerable"] = sample.answerable
+            rows.append(row)
+        return rows
+
+    def to_pandas(self) -> pd.DataFrame:
+        """A frame indexed by sample id: one column per metric (NaN where missing) and its reason."""
+        import pandas as pd
+
+        data: dict[str, list[Any]] = {"id": [s.id for s in self.samples]}
+        for name in self.metric_names:
+            values = self.output.outcomes[name]
+            data[name] = [float("nan") if isinstance(v, Nan) else v for v in values]
+            data[f"{name}__nan_reason"] = [v.reason if isinstance(v, Nan) else None for v in values]
+        return pd.DataFrame(data).set_index("id")
+
+    def summary_dict(self) -> dict[str, Any]:
+        """Everything summary.json holds."""
+        total = group_by_metric(self.output.usage)
+        wall = self.output.wall_seconds
+        return {
+            "metrics": {name: s.to_dict() for name, s in self.summary().items()},
+            "usage": {name: u.to_dict() for name, u in self.output.usage.items()},
+            "total": {
+                **total.to_dict(),
+                "samples": len(self.samples),
+                "wall_seconds": round(wall, 3),
+                "samples_per_second": round(len(self.samples) / wall, 4) if wall > 0 else None,
+                "rounds": self.output.rounds,
+                "engine_calls": self.output.engine_calls,
+                "embed_calls": self.output.embed_calls,
+            },
+            "run": self.info,
+        }
+
+    def save(self, folder: str | Path) -> Path:
+        """Write scores.jsonl and summary.json into ``folder``."""
+        out = Path(folder)
+        out.mkdir(parents=True, exist_ok=True)
+        write_scores(out, self.rows())
+        write_summary(out, self.summary_dict())
+        return out
+
+
+def _usage_table(result: EvaluationResult) -> str:
+    head = f"{'metric':<34} {'asks':>6} {'calls':>6} {'cached':>6} {'prompt tok':>10} {'compl tok':>9} {'engine s':>9}"
+    lines = [head, "-" * len(head)]
+    for name, u in [*result.output.usage.items(), ("total", group_by_metric(result.output.usage))]:
+        lines.append(f"{name[:34]:<34} {u.asks:>6} {u.judge_calls:>6} {u.cache_hits:>6} "
+                     f"{u.prompt_tokens:>10} {u.completion_tokens:>9} {u.engine_seconds:>9.1f}")
+    wall = result.output.wall_seconds
+    rate = len(result.samples) / wall if wall > 0 else float("inf")
+    lines.append(f"{len(result.samples)} samples in {wall:.1f} s ({rate:.2f} samples/s), "
+                 f"{result.output.rounds} rounds, {result.output.engine_calls} engine calls")
+    return "\n".join(lines)
+
+
+def evaluate(
+    samples: str | Path | Iterable[Sample | Mapping[str, Any]],
+    metrics: str | Sequence[str] | None = None,
+    judge: str | Path | JudgeEngine | None = None,
+    embedder: str | Path | Any | None = None,
+    *,
+    out: str | Path | None = None,
+    cache: str | Path | bool = True,
+    judge_options: JudgeOptions | None = None,
+    settings: Settings | None = None,
+    seed: int = 0,
+    progress: bool = True,
+) -> EvaluationResult:
+    """Score samples with the chosen metrics (default: the six LLM metrics).
+
+    ``judge`` and ``embedder`` are local model folders (None: the bundled defaults) or engine and
+    embedder objects. ``out``: a run folder to write scores, summary and the judge cache into.
+    ``cache``: True (the run folder's ``judge.sqlite``, when ``out`` is given), False, or a path
+    to a cache shared between runs. Bad samples raise DataError before any model is loaded.
+    """
+    specs = parse_metrics(metrics)
+    rows = as_samples(samples)
+    if not rows:
+        raise DataError([Problem(None, None, "no samples to evaluate")])
+    check_samples(rows, specs)
+    settings = settings or Settings()
+    started = time.time()
+    needs_judge = any(s.definition.judge for s in specs)
+    needs_embedder = any(s.definition.embedder for s in specs)
+    engine = judge if judge is not None and not isinstance(judge, str | Path) else None
+    if needs_judge and engine is None:
+        engine = load_judge(judge, judge_options)  # type: ignore[arg-type]
+    emb = embedder if embedder is not None and not isinstance(embedder, str | Path) else None
+    if needs_embedder and emb is None:
+        emb = load_embedder(embedder)  # type: ignore[arg-type]
+    if out is not None:
+        Path(out).mkdir(parents=True, exist_ok=True)
+    store = _open_cache(cache, out)
+    try:
+        output = Scheduler(engine, emb, store, settings, seed=seed, progress=progress).run(rows, specs)
+    finally:
+        store.close()
+    info = {
+        "metrics": [s.name for s in specs],
+        "judge": getattr(engine, "fingerprint", None) if needs_judge else None,
+        "embedder": getattr(emb, "fingerprint", None) if needs_embedder else None,
+        "settings": {"reasons": settings.reasons, "max_examples": settings.max_examples, "seed": seed},
+        "cache": str(store.path) if store.enabled else None,
+        "started": time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(started)),
+        "machine": f"{platform.system()} {platform.machine()}, python {platform.python_version()}",
+    }
+    result = EvaluationResult(rows, specs, output, info)
+    if out is not None:
+        result.save(out)
+    return result
+
+
+def _open_cache(cache: str | Path | bool, out: str | Path | None) -> JudgeCache:
+    if cache is False:
+        return JudgeCache.disabled()
+    if cache is True:
+        return JudgeCache(Path(out) / CACHE) if out is not None else JudgeCache.disabled()
+    return JudgeCache(Path(cache))

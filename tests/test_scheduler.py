@@ -1,0 +1,139 @@
+"""The scheduler: one engine call per round, shared asks generated once, answers to the right place."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from localeval.data.sample import Sample
+from localeval.engine.base import Choice
+from localeval.engine.scripted import ScriptedEngine, rule_script
+from localeval.metrics import parse_metrics
+from localeval.nan import Nan
+from localeval.scheduler import Scheduler
+
+
+class WordEmbedder:
+    fingerprint = "words"
+
+    def __init__(self) -> None:
+        self.calls: list[list[str]] = []
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        self.calls.append(list(texts))
+        return np.array([[len(t), t.count(" ") + 1.0, 1.0] for t in texts])
+
+
+def _samples(n: int = 5) -> list[Sample]:
+    return [
+        Sample(
+            id=f"s{i}",
+            user_input=f"Where is city {i}?",
+            response=f"City {i} lies on the river Alpha. City {i} has {i} bridges.",
+            reference=f"City {i} lies on the river Alpha. City {i} is old.",
+            retrieved_contexts=(f"City {i} lies on the river Alpha.", "Bananas are yellow fruit."),
+        )
+        for i in range(n)
+    ]
+
+
+def test_one_engine_call_per_round_for_the_whole_data_set() -> None:
+    engine = ScriptedEngine(rule_script)
+    specs = parse_metrics("faithfulness,context_precision,context_recall,noise_sensitivity,factual_correctness")
+    out = Scheduler(engine, progress=False).run(_samples(5), specs)
+    # faithfulness, noise sensitivity and factual correctness each have two judge steps.
+    assert out.rounds == 2
+    assert len(engine.calls) == 2 == out.engine_calls
+    # The first round holds every sample's first asks, the second the rest.
+    first_labels = {r.label for r in engine.calls[0]}
+    assert first_labels == {"statements", "context_usefulness", "attribution", "claims_low_low"}
+    assert {r.label for r in engine.calls[1]} == {"nli"}
+    assert all(not isinstance(v, Nan) for vs in out.outcomes.values() for v in vs)
+
+
+def test_an_ask_shared_by_two_metrics_is_generated_once() -> None:
+    engine = ScriptedEngine(rule_script)
+    samples = _samples(3)
+    specs = parse_metrics("context_precision,precision_at_k,faithfulness,noise_sensitivity")
+    out = Scheduler(engine, progress=False).run(samples, specs)
+    keys = [(r.messages, json.dumps(r.schema, sort_keys=True)) for r in engine.requests]
+    assert len(keys) == len(set(keys)), "a request was sent twice"
+    usefulness = [r for r in engine.requests if r.label == "context_usefulness"]
+    assert len(usefulness) == 3 * 2  # precision_at_k reused every context precision verdict
+    assert out.usage["precision_at_k"].judge_calls == 0
+    assert out.usage["precision_at_k"].asks == 6
+    # Faithfulness and noise sensitivity share the response's statement extraction.
+    statements = [r for r in engine.requests if r.label == "statements"]
+    assert len(statements) == 3 * 2  # response (shared) and reference, per sample
+
+
+def test_answers_reach_the_generator_that_asked() -> None:
+    def script(label, data, request):
+        if label == "statements":
+            # sample i's response gets i+1 statements
+            i = int(data["question"].split()[-1].rstrip("?"))
+            return {"statements": [f"fact {j}" for j in range(i + 1)]}
+        return {"verdicts": [{"reason": "", "verdict": int(j == 0)} for j in range(len(data["statements"]))]}
+
+    engine = ScriptedEngine(script)
+    out = Scheduler(engine, progress=False).run(_samples(4), parse_metrics("faithfulness"))
+    assert out.outcomes["faithfulness"] == [1.0, 0.5, 1 / 3, 0.25]
+    assert [len(t["statements"]) for t in out.traces["faithfulness"]] == [1, 2, 3, 4]
+
+
+def test_embeddings_go_in_one_call_per_round() -> None:
+    engine = ScriptedEngine(rule_script)
+    embedder = WordEmbedder()
+    out = Scheduler(engine, embedder, progress=False).run(_samples(4), parse_metrics("answer_relevancy"))
+    assert len(embedder.calls) == 1
+    assert len(engine.calls) == 1 and all(r.n == 3 for r in engine.requests)
+    assert all(isinstance(v, float) for v in out.outcomes["answer_relevancy"])
+
+
+def test_truncated_answer_is_retried_once_with_a_larger_budget_then_nan() -> None:
+    budgets: list[int] = []
+
+    def script(label, data, request):
+        if label == "statements":
+            budgets.append(request.max_tokens)
+            if "City 1" in data["answer"]:
+                return Choice(text='{"statements": ["cut', completion_tokens=request.max_tokens, finish_reason="length")
+            if "City 2" in data["answer"] and len(budgets) <= 4:
+                return Choice(text='{"statements": ["cut', completion_tokens=request.max_tokens, finish_reason="length")
+        return rule_script(label, data, request)
+
+    engine = ScriptedEngine(script)
+    out = Scheduler(engine, progress=False).run(_samples(3), parse_metrics("faithfulness"))
+    values = out.outcomes["faithfulness"]
+    assert values[1] == Nan("truncated")
+    assert isinstance(values[2], float)  # recovered on the retry
+    first, retried = budgets[:3], budgets[3:]
+    assert len(retried) == 2 and retried[0] == 2 * first[1]
+    assert out.usage["faithfulness"].retries == 2
+
+
+def test_engine_error_on_one_ask_does_not_sink_the_round() -> None:
+    def script(label, data, request):
+        if "City 3" in request.messages[-1][1]:
+            raise RuntimeError("boom")
+        return rule_script(label, data, request)
+
+    engine = ScriptedEngine(script)
+    samples = _samples(6)
+    out = Scheduler(engine, progress=False).run(samples, parse_metrics("faithfulness"))
+    values = out.outcomes["faithfulness"]
+    assert values[3] == Nan("engine_error")
+    assert "boom" in out.traces["faithfulness"][3]["nan_detail"]
+    assert all(isinstance(v, float) for i, v in enumerate(values) if i != 3)
+
+
+def test_judge_free_metrics_need_no_engine() -> None:
+    s = Sample(id="a", retrieved_context_ids=("d1", "d2", "d3"), reference_context_ids=("d2", "d9"))
+    out = Scheduler(None, progress=False).run([s], parse_metrics("id_context_precision,id_context_recall,hit_rate,mrr,ndcg"))
+    assert out.rounds == 0
+    assert out.outcomes["id_context_precision"] == [pytest.approx(1 / 3)]
+    assert out.outcomes["id_context_recall"] == [0.5]
+    assert out.outcomes["hit_rate"] == [1.0]
+    assert out.outcomes["mrr"] == [0.5]
