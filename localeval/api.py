@@ -18,7 +18,7 @@ from localeval.report.aggregate import MetricSummary, format_table, summarize
 from localeval.scheduler import RunOutput, Scheduler, Usage, group_by_metric
 from localeval.steps import Outcome
 from localeval.store.cache import JudgeCache
-from localeval.store.run_folder import CACHE, write_scores, write_summary
+from localeval.store.run_folder import CACHE, write_samples, write_scores, write_summary
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -76,6 +76,12 @@ def check_samples(samples: Sequence[Sample], specs: Sequence[MetricSpec]) -> Non
         {s.name: s.definition.required for s in specs},
         {s.name: s.definition.nonempty for s in specs},
     )
+
+
+def missing_fields(sample: Sample, spec: MetricSpec) -> list[str]:
+    """The fields ``spec`` needs that ``sample`` lacks (None, or an empty list where one is needed)."""
+    d = spec.definition
+    return [f for f in d.required if sample.get(f) is None or (f in d.nonempty and not sample.get(f))]
 
 
 @dataclass
@@ -159,6 +165,7 @@ class EvaluationResult:
         """Write scores.jsonl and summary.json into ``folder``."""
         out = Path(folder)
         out.mkdir(parents=True, exist_ok=True)
+        write_samples(out, self.samples)
         write_scores(out, self.rows())
         write_summary(out, self.summary_dict())
         return out
@@ -189,19 +196,23 @@ def evaluate(
     settings: Settings | None = None,
     seed: int = 0,
     progress: bool = True,
+    on_missing: str = "error",
 ) -> EvaluationResult:
     """Score samples with the chosen metrics (default: the six LLM metrics).
 
     ``judge`` and ``embedder`` are local model folders (None: the bundled defaults) or engine and
     embedder objects. ``out``: a run folder to write scores, summary and the judge cache into.
     ``cache``: True (the run folder's ``judge.sqlite``, when ``out`` is given), False, or a path
-    to a cache shared between runs. Bad samples raise DataError before any model is loaded.
+    to a cache shared between runs. Bad samples raise DataError before any model is loaded;
+    with ``on_missing="nan"`` a sample lacking a field a metric needs scores ``Nan("missing_field")``
+    for that metric instead, and the other metrics and samples are scored as usual.
     """
     specs = parse_metrics(metrics)
     rows = as_samples(samples)
-    if not rows:
-        raise DataError([Problem(None, None, "no samples to evaluate")])
-    check_samples(rows, specs)
+    if on_missing not in ("error", "nan"):
+        raise ValueError("on_missing must be 'error' or 'nan'")
+    if on_missing == "error":
+        check_samples(rows, specs)
     settings = settings or Settings()
     started = time.time()
     needs_judge = any(s.definition.judge for s in specs)
@@ -216,14 +227,18 @@ def evaluate(
         Path(out).mkdir(parents=True, exist_ok=True)
     store = _open_cache(cache, out)
     try:
-        output = Scheduler(engine, emb, store, settings, seed=seed, progress=progress).run(rows, specs)
+        skip = {(spec.name, i) for spec in specs for i, row in enumerate(rows) if missing_fields(row, spec)}
+        scheduler = Scheduler(engine, emb, store, settings, seed=seed, progress=progress)
+        output = scheduler.run(rows, specs, skip=skip)
     finally:
         store.close()
     info = {
         "metrics": [s.name for s in specs],
+        "metric_specs": [s.canonical() for s in specs],
         "judge": getattr(engine, "fingerprint", None) if needs_judge else None,
         "embedder": getattr(emb, "fingerprint", None) if needs_embedder else None,
         "settings": {"reasons": settings.reasons, "max_examples": settings.max_examples, "seed": seed},
+        "on_missing": on_missing,
         "cache": str(store.path) if store.enabled else None,
         "started": time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(started)),
         "machine": f"{platform.system()} {platform.machine()}, python {platform.python_version()}",

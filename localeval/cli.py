@@ -27,9 +27,37 @@ def _evaluate(args: argparse.Namespace) -> int:
         settings=Settings(reasons=not args.no_reasons),
         seed=args.seed,
         progress=not args.no_progress,
+        on_missing=args.on_missing,
     )
     print(result.table())
     print(f"\nwrote {Path(args.out) / 'scores.jsonl'} and {Path(args.out) / 'summary.json'}")
+    return 0
+
+
+def _rescore(args: argparse.Namespace) -> int:
+    from localeval.rerun import rescore
+
+    result = rescore(args.run, progress=not args.no_progress)
+    print(result.table())
+    missed = result.info.get("rescore_misses", 0)
+    if missed:
+        print(f"\n{missed} asks had no cached answer and score NaN (engine_error); rerun evaluate for them")
+    print(f"\nrewrote {Path(args.run) / 'scores.jsonl'} and {Path(args.run) / 'summary.json'} from the cache")
+    return 0
+
+
+def _estimate(args: argparse.Namespace) -> int:
+    from localeval.api import JudgeOptions
+    from localeval.prompts.base import Settings
+    from localeval.rerun import estimate
+
+    result = estimate(
+        args.data, args.metrics, args.judge, args.embedder, sample=args.sample, seed=args.seed,
+        judge_options=JudgeOptions(grammar=args.grammar, batch_size=args.batch_size, threads=args.threads,
+                                   trust_remote_code=args.trust_remote_code),
+        settings=Settings(reasons=not args.no_reasons), progress=not args.no_progress,
+    )
+    print(result.table())
     return 0
 
 
@@ -53,29 +81,48 @@ def _metrics_list(args: argparse.Namespace) -> int:
     return 0
 
 
+def _judge_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("data", help="JSONL, CSV, Parquet file or saved Hugging Face dataset folder")
+    p.add_argument("--metrics", default=None,
+                   help="comma-separated metric names with options, e.g. "
+                        "faithfulness,factual_correctness:mode=precision,ndcg:k=5 (default: the six LLM metrics)")
+    p.add_argument("--judge", default=None, help="local judge model folder (default: models/smollm2-135m-instruct)")
+    p.add_argument("--embedder", default=None, help="local embedding model folder (default: models/all-minilm-l6-v2)")
+    p.add_argument("--grammar", choices=("xgrammar", "outlines"), default="xgrammar",
+                   help="grammar backend for constrained decoding (default: xgrammar)")
+    p.add_argument("--batch-size", type=int, default=8, help="asks decoded together by the transformers engine")
+    p.add_argument("--threads", type=int, default=None, help="CPU threads for torch (default: all cores)")
+    p.add_argument("--no-reasons", action="store_true", help="ask for verdicts without free-text reasons")
+    p.add_argument("--seed", type=int, default=0, help="seed for sampled generations")
+    p.add_argument("--trust-remote-code", action="store_true", help="allow the model folder's own code")
+    p.add_argument("--no-progress", action="store_true", help="no progress bars")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="localeval", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="localeval", description="Evaluate RAG systems with Ragas' metrics and a local, grammar-constrained judge."
+    )
     sub = parser.add_subparsers(dest="command", required=True)
 
     ev = sub.add_parser("evaluate", help="score a data set with a local judge")
-    ev.add_argument("data", help="JSONL, CSV, Parquet file or saved Hugging Face dataset folder")
-    ev.add_argument("--metrics", default=None,
-                    help="comma-separated metric names with options, e.g. "
-                         "faithfulness,factual_correctness:mode=precision,ndcg:k=5 (default: the six LLM metrics)")
-    ev.add_argument("--judge", default=None, help="local judge model folder (default: models/smollm2-135m-instruct)")
-    ev.add_argument("--embedder", default=None, help="local embedding model folder (default: models/all-minilm-l6-v2)")
+    _judge_arguments(ev)
     ev.add_argument("--out", required=True, help="run folder for scores.jsonl, summary.json and judge.sqlite")
-    ev.add_argument("--grammar", choices=("xgrammar", "outlines"), default="xgrammar",
-                    help="grammar backend for constrained decoding (default: xgrammar)")
-    ev.add_argument("--batch-size", type=int, default=8, help="asks decoded together by the transformers engine")
-    ev.add_argument("--threads", type=int, default=None, help="CPU threads for torch (default: all cores)")
-    ev.add_argument("--no-reasons", action="store_true", help="ask for verdicts without free-text reasons")
     ev.add_argument("--no-cache", action="store_true", help="do not read or write the run's judge cache")
     ev.add_argument("--cache", default=None, help="a judge cache file shared between runs")
-    ev.add_argument("--seed", type=int, default=0, help="seed for sampled generations")
-    ev.add_argument("--trust-remote-code", action="store_true", help="allow the model folder's own code")
-    ev.add_argument("--no-progress", action="store_true", help="no progress bars")
+    ev.add_argument("--on-missing", choices=("error", "nan"), default="error",
+                    help="a sample lacking a field a metric needs: stop with an error naming row and field "
+                         "(default), or score that metric NaN (missing_field) and go on")
     ev.set_defaults(func=_evaluate)
+
+    est = sub.add_parser("estimate", help="measure a few samples and project calls, tokens and time")
+    _judge_arguments(est)
+    est.add_argument("--sample", type=int, default=10, help="samples to measure (default 10)")
+    est.set_defaults(func=_estimate)
+
+    rs = sub.add_parser("rescore", help="recompute scores and summary of a run from its cache, no model")
+    rs.add_argument("run", help="a run folder written by evaluate")
+    rs.add_argument("--no-progress", action="store_true", help="no progress bars")
+    rs.set_defaults(func=_rescore)
 
     models = sub.add_parser("models", help="manage the local model folders")
     models_sub = models.add_subparsers(dest="models_command", required=True)

@@ -121,12 +121,18 @@ class Scheduler:
 
     # -- the rounds ---------------------------------------------------------------------------
 
-    def run(self, samples: Sequence[Sample], specs: Sequence[MetricSpec]) -> RunOutput:
-        """Score every sample with every metric."""
+    def run(
+        self, samples: Sequence[Sample], specs: Sequence[MetricSpec], skip: set[tuple[str, int]] | None = None
+    ) -> RunOutput:
+        """Score every sample with every metric; (metric name, sample index) pairs in ``skip`` lack a
+        field the metric needs and score ``Nan("missing_field")`` without asking anything."""
         start = time.perf_counter()
         usage = {s.name: Usage() for s in specs}
         jobs = [Job(spec, i, gen=None) for spec in specs for i in range(len(samples))]  # type: ignore[arg-type]
         for job in jobs:
+            if skip and (job.spec.name, job.index) in skip:
+                job.outcome = Nan("missing_field")
+                continue
             job.gen = job.spec.steps(samples[job.index], job.trace)
             self._advance(job, None, first=True)
         rounds = 0
@@ -238,10 +244,11 @@ class Scheduler:
             store: list[tuple[str, dict[str, Any]]] = []
 
             def on_result(i: int, result: Result, batch: list[_Pending] = batch,
-                          store: list[tuple[str, dict[str, Any]]] = store, bar: Any = bar) -> None:
+                          store: list[tuple[str, dict[str, Any]]] = store, bar: Any = bar,
+                          final: bool = attempt == 2) -> None:
                 bar.update(1)
                 answer = _answer_dict(result)
-                if _storable(answer):
+                if _storable(answer, final):
                     store.append((batch[i].key, answer))
                 if len(store) >= self.commit_every:
                     self.cache.put_answers(store)
@@ -346,9 +353,14 @@ def _answer_dict(result: Result) -> dict[str, Any]:
     }
 
 
-def _storable(answer: dict[str, Any]) -> bool:
-    """Only complete answers are cached; errors and cut-off answers are asked again next run."""
-    return not answer["error"] and all(c["finish_reason"] == "stop" for c in answer["choices"])
+def _storable(answer: dict[str, Any], final: bool) -> bool:
+    """What is cached: complete answers, answers that cannot fit the context window, and answers
+    still cut off after the retry (deterministic, so a rerun would only repeat them). Engine errors
+    and first cut-off answers are not: the next run asks again."""
+    if answer["error"]:
+        return False
+    reasons = {c["finish_reason"] for c in answer["choices"]}
+    return reasons <= {"stop", "context_too_long"} or (final and reasons <= {"stop", "length"})
 
 
 def _as_outcome(value: Any) -> Outcome:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from localeval.data.sample import Sample
+from localeval.nan import Nan
 from localeval.prompts import CLAIM_PROMPTS, NLI, ClaimsInput, NLIInput
 from localeval.steps import Ask, Steps
 
@@ -44,8 +45,13 @@ def factual_correctness(
     beta: float = 1.0,
     atomicity: str = "low",
     coverage: str = "low",
+    empty: str = "zero",
 ) -> Steps:
-    """Decompose response (and, unless precision mode, reference) into claims; verify each side."""
+    """Decompose response (and, unless precision mode, reference) into claims; verify each side.
+
+    ``empty``: when the formula's denominator has no claims at all (Ragas' epsilon turns that 0/0
+    into 0.0): ``zero`` (Ragas) or ``nan`` (``Nan("no_claims")``).
+    """
     assert sample.response is not None and sample.reference is not None
     prompt = CLAIM_PROMPTS[(atomicity, coverage)]  # type: ignore[index]
     sides = [sample.response] if mode == "precision" else [sample.response, sample.reference]
@@ -59,4 +65,13 @@ def factual_correctness(
     trace["response_claims"], trace["response_verdicts"] = claims[0], verdicts[0]
     if mode != "precision":
         trace["reference_claims"], trace["reference_verdicts"] = claims[1], verdicts[1]
+    if empty == "nan" and _no_denominator(verdicts, mode):
+        return Nan("no_claims")
     return factual_score(verdicts[0], verdicts[1] if mode != "precision" else None, mode, beta)
+
+
+def _no_denominator(verdicts: list[list[int]], mode: str) -> bool:
+    tp = sum(1 for v in verdicts[0] if v)
+    fp = len(verdicts[0]) - tp
+    fn = 0 if mode == "precision" else sum(1 for v in verdicts[1] if not v)
+    return {"precision": tp + fp, "recall": tp + fn}.get(mode, tp + fp + fn) == 0

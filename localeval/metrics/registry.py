@@ -50,8 +50,9 @@ METRICS: dict[str, MetricDef] = {
                                   summary="cosine of generated questions to the input"),
     "factual_correctness": MetricDef(
         factual_correctness, (RESP, REF), (),
-        {"mode": "f1", "beta": 1.0, "atomicity": "low", "coverage": "low"},
-        {"mode": ("f1", "precision", "recall"), "atomicity": ("low", "high"), "coverage": ("low", "high")},
+        {"mode": "f1", "beta": 1.0, "atomicity": "low", "coverage": "low", "empty": "zero"},
+        {"mode": ("f1", "precision", "recall"), "atomicity": ("low", "high"), "coverage": ("low", "high"),
+         "empty": ("zero", "nan")},
         summary="claim-level precision/recall/F-beta of response vs reference"),
     "noise_sensitivity": MetricDef(noise_sensitivity, (Q, CTX, RESP, REF), (CTX,), {"mode": "relevant"},
                                    {"mode": ("relevant", "irrelevant")},
@@ -89,6 +90,11 @@ class MetricSpec:
     base: str
     definition: MetricDef
     options: dict[str, Any]
+
+    def canonical(self) -> str:
+        """A string ``parse_metric`` turns back into this spec (options that differ from defaults)."""
+        changed = [f"{k}={v}" for k, v in self.options.items() if v != self.definition.options[k]]
+        return ":".join([self.base, *changed])
 
     def steps(self, sample: Any, trace: dict) -> Steps:
         """Start this metric's generator for one sample."""

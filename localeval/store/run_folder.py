@@ -11,6 +11,7 @@ from typing import Any
 
 from localeval.errors import LocalevalError
 
+SAMPLES = "samples.jsonl"
 SCORES = "scores.jsonl"
 SUMMARY = "summary.json"
 CACHE = "judge.sqlite"
@@ -47,6 +48,17 @@ def write_scores(folder: Path, rows: Iterable[dict[str, Any]]) -> Path:
     """One JSON object per sample."""
     path = folder / SCORES
     write_atomic(path, "".join(json.dumps(_clean(r), ensure_ascii=False) + "\n" for r in rows))
+    return path
+
+
+def write_samples(folder: Path, samples: Iterable[Any]) -> Path:
+    """The samples as scored, so ``rescore`` can recompute without the original data file."""
+    path = folder / SAMPLES
+    rows = []
+    for s in samples:
+        row = {k: v for k, v in s.__dict__.items() if v is not None and k != "extra"}
+        rows.append(json.dumps(_clean(row), ensure_ascii=False) + "\n")
+    write_atomic(path, "".join(rows))
     return path
 
 

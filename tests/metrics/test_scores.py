@@ -102,7 +102,7 @@ def test_metric_names_and_options() -> None:
     assert irrelevant.name == "noise_sensitivity_irrelevant" and irrelevant.options == {"mode": "irrelevant"}
     assert parse_metric("noise_sensitivity:mode=irrelevant").name == "noise_sensitivity_irrelevant"
     fc = parse_metric("factual_correctness:mode=f1:beta=0.5:atomicity=high")
-    assert fc.options == {"mode": "f1", "beta": 0.5, "atomicity": "high", "coverage": "low"}
+    assert fc.options == {"mode": "f1", "beta": 0.5, "atomicity": "high", "coverage": "low", "empty": "zero"}
     assert [s.name for s in parse_metrics("faithfulness, faithfulness ,mrr")] == ["faithfulness", "mrr"]
 
 

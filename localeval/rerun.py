@@ -1,0 +1,137 @@
+"""Work on a run without new judge calls (rescore), and a cost projection before a run (estimate)."""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from localeval.api import EvaluationResult, JudgeOptions, as_samples, check_samples, evaluate, missing_fields
+from localeval.data import load_samples
+from localeval.data.sample import Sample
+from localeval.engine.base import Request, Result
+from localeval.errors import LocalevalError
+from localeval.metrics.registry import parse_metrics
+from localeval.prompts.base import Settings
+from localeval.scheduler import Scheduler, group_by_metric
+from localeval.store.cache import JudgeCache
+from localeval.store.run_folder import CACHE, SAMPLES, read_summary
+
+
+class CacheOnlyEngine:
+    """Stands in for the judge of a finished run: same fingerprint, answers only from the cache."""
+
+    def __init__(self, fingerprint: str) -> None:
+        self._fingerprint = fingerprint
+        self.misses = 0
+
+    @property
+    def fingerprint(self) -> str:
+        return self._fingerprint
+
+    def generate(self, requests: list[Request], on_result: Any = None) -> list[Result]:
+        self.misses += len(requests)
+        results = [Result(choices=[], prompt_tokens=0, error="no cached answer (rescore loads no model)")
+                   for _ in requests]
+        for i, r in enumerate(results):
+            if on_result is not None:
+                on_result(i, r)
+        return results
+
+
+class CacheOnlyEmbedder:
+    """Stands in for the embedder of a finished run."""
+
+    def __init__(self, fingerprint: str) -> None:
+        self.fingerprint = fingerprint
+
+    def embed(self, texts: list[str]) -> Any:
+        raise LocalevalError(
+            f"{len(texts)} embeddings are not in the cache; rescore loads no model. Rerun `evaluate` instead."
+        )
+
+
+def rescore(run: str | Path, progress: bool = False) -> EvaluationResult:
+    """Recompute every score and the summary of ``run`` from its judge cache alone (no model)."""
+    folder = Path(run)
+    info = read_summary(folder)["run"]
+    samples_file = folder / SAMPLES
+    if not samples_file.exists():
+        raise LocalevalError(f"{folder} holds no {SAMPLES}; it was written by an older localeval")
+    if not info.get("cache"):
+        raise LocalevalError(f"{folder} was evaluated without a cache (--no-cache): nothing to rescore from")
+    cache_path = Path(info["cache"])
+    if not cache_path.exists():
+        cache_path = folder / CACHE
+    samples = load_samples(samples_file)
+    specs = parse_metrics(info["metric_specs"])
+    settings = Settings(reasons=info["settings"]["reasons"], max_examples=info["settings"]["max_examples"])
+    engine = CacheOnlyEngine(info["judge"]) if info.get("judge") else None
+    embedder = CacheOnlyEmbedder(info["embedder"]) if info.get("embedder") else None
+    skip = {(s.name, i) for s in specs for i, row in enumerate(samples) if missing_fields(row, s)}
+    cache = JudgeCache(cache_path)
+    try:
+        scheduler = Scheduler(engine, embedder, cache, settings, seed=info["settings"]["seed"], progress=progress)
+        output = scheduler.run(samples, specs, skip=skip)
+    finally:
+        cache.close()
+    missed = engine.misses if engine else 0
+    result = EvaluationResult(samples, specs, output,
+                              {**info, "rescored": time.strftime("%Y-%m-%dT%H:%M:%S"), "rescore_misses": missed})
+    result.save(folder)
+    return result
+
+
+@dataclass
+class Estimate:
+    """Measured on a few samples, projected to the whole data set."""
+
+    measured_samples: int
+    total_samples: int
+    measured: dict[str, Any]  # summary_dict()["usage"] and ["total"] of the small run
+    projected: dict[str, dict[str, float]]  # per metric and "total": calls, tokens, seconds
+
+    def table(self) -> str:
+        factor = self.total_samples / self.measured_samples
+        lines = [f"measured on {self.measured_samples} of {self.total_samples} samples (x{factor:.1f}):",
+                 f"{'metric':<34} {'judge calls':>11} {'prompt tok':>11} {'compl tok':>10} {'engine s':>9}"]
+        for name, p in self.projected.items():
+            lines.append(f"{name[:34]:<34} {p['judge_calls']:>11.0f} {p['prompt_tokens']:>11.0f} "
+                         f"{p['completion_tokens']:>10.0f} {p['engine_seconds']:>9.0f}")
+        wall = self.projected["total"]["wall_seconds"]
+        lines.append(f"projected wall time on this machine: {wall:.0f} s ({wall / 3600:.2f} h), "
+                     "model loading excluded; larger rounds batch better, so this errs high")
+        return "\n".join(lines)
+
+
+def estimate(
+    data: str | Path | Iterable[Sample | Mapping[str, Any]],
+    metrics: str | Sequence[str] | None = None,
+    judge: Any = None,
+    embedder: Any = None,
+    *,
+    sample: int = 10,
+    seed: int = 0,
+    judge_options: JudgeOptions | None = None,
+    settings: Settings | None = None,
+    progress: bool = True,
+) -> Estimate:
+    """Run the metrics on ``sample`` random samples (no cache) and scale calls, tokens and time."""
+    rows = as_samples(data)
+    specs = parse_metrics(metrics)
+    check_samples(rows, specs)
+    k = max(1, min(sample, len(rows)))
+    chosen = sorted(random.Random(seed).sample(range(len(rows)), k))
+    small = evaluate([rows[i] for i in chosen], [s.canonical() for s in specs], judge, embedder, cache=False,
+                     judge_options=judge_options, settings=settings, seed=seed, progress=progress)
+    factor = len(rows) / k
+    keys = ("judge_calls", "prompt_tokens", "completion_tokens", "engine_seconds", "embed_texts")
+    projected = {name: {key: getattr(u, key) * factor for key in keys} for name, u in small.usage().items()}
+    total = group_by_metric(small.usage())
+    projected["total"] = {key: getattr(total, key) * factor for key in keys}
+    projected["total"]["wall_seconds"] = small.output.wall_seconds * factor
+    summary = small.summary_dict()
+    return Estimate(k, len(rows), {"usage": summary["usage"], "total": summary["total"]}, projected)
