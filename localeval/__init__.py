@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 __version__ = "0.1.0"
-__all__ = ["EvaluationResult", "__version__", "evaluate", "load_samples"]
+__all__ = ["EvaluationResult", "__version__", "evaluate", "gate", "load_samples"]
 
 
 def __getattr__(name: str) -> Any:
@@ -14,6 +14,10 @@ def __getattr__(name: str) -> Any:
         from localeval import api
 
         return getattr(api, name)
+    if name == "gate":
+        from localeval.report.gate import gate
+
+        return gate
     if name == "load_samples":
         from localeval.data import load_samples
 

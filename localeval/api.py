@@ -15,6 +15,7 @@ from localeval.metrics.registry import MetricSpec, parse_metrics
 from localeval.nan import Nan
 from localeval.prompts.base import Settings
 from localeval.report.aggregate import MetricSummary, format_table, summarize
+from localeval.report.strata import stratified_summary
 from localeval.scheduler import RunOutput, Scheduler, Usage, group_by_metric
 from localeval.steps import Outcome
 from localeval.store.cache import JudgeCache
@@ -158,6 +159,7 @@ class EvaluationResult:
                 "engine_calls": self.output.engine_calls,
                 "embed_calls": self.output.embed_calls,
             },
+            "strata": stratified_summary(self.rows()),
             "run": self.info,
         }
 
@@ -197,6 +199,7 @@ def evaluate(
     seed: int = 0,
     progress: bool = True,
     on_missing: str = "error",
+    report: bool = True,
 ) -> EvaluationResult:
     """Score samples with the chosen metrics (default: the six LLM metrics).
 
@@ -246,6 +249,10 @@ def evaluate(
     result = EvaluationResult(rows, specs, output, info)
     if out is not None:
         result.save(out)
+        if report:
+            from localeval.report.html import write_report
+
+            write_report(out)
     return result
 
 

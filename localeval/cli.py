@@ -7,6 +7,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from localeval.cli_report import add_report_commands
 from localeval.errors import LocalevalError
 
 
@@ -28,9 +29,11 @@ def _evaluate(args: argparse.Namespace) -> int:
         seed=args.seed,
         progress=not args.no_progress,
         on_missing=args.on_missing,
+        report=not args.no_report,
     )
     print(result.table())
-    print(f"\nwrote {Path(args.out) / 'scores.jsonl'} and {Path(args.out) / 'summary.json'}")
+    written = ["scores.jsonl", "summary.json"] + ([] if args.no_report else ["report.html"])
+    print(f"\nwrote {', '.join(str(Path(args.out) / w) for w in written)}")
     return 0
 
 
@@ -112,6 +115,7 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--on-missing", choices=("error", "nan"), default="error",
                     help="a sample lacking a field a metric needs: stop with an error naming row and field "
                          "(default), or score that metric NaN (missing_field) and go on")
+    ev.add_argument("--no-report", action="store_true", help="do not write RUN/report.html")
     ev.set_defaults(func=_evaluate)
 
     est = sub.add_parser("estimate", help="measure a few samples and project calls, tokens and time")
@@ -129,6 +133,8 @@ def build_parser() -> argparse.ArgumentParser:
     prep = models_sub.add_parser("prepare", help="build the bundled default judge and embedder folders")
     prep.add_argument("--dest", default=None, help="models folder (default: ./models of the repository)")
     prep.set_defaults(func=_models_prepare)
+
+    add_report_commands(sub)
 
     metrics = sub.add_parser("metrics", help="list the metrics, the fields they need and their options")
     metrics.set_defaults(func=_metrics_list)

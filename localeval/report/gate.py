@@ -1,0 +1,141 @@
+"""A gate for CI: floors on means, ceilings on NaN shares, no detectable regression against a baseline.
+
+``gate(run, min={"faithfulness": 0.8}, max_nan=0.05)`` returns a GateResult; ``assert result.passed,
+result.message`` reads well inside a pytest test. A floor applies to the mean on valid samples; the
+NaN share has its own ceiling, so a run cannot pass a floor by failing on its hard samples.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from localeval.errors import LocalevalError
+from localeval.report.compare import WORSE, compare_metric, format_ci
+from localeval.report.runs import Run, RunLike, as_run, base_name
+
+
+@dataclass(frozen=True)
+class GateResult:
+    """Failures: one line per failed rule; checks: one line per rule, passed or not."""
+
+    failures: list[str] = field(default_factory=list)
+    checks: list[str] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        return not self.failures
+
+    @property
+    def message(self) -> str:
+        return "gate passed" if self.passed else "\n".join(self.failures)
+
+    def __bool__(self) -> bool:
+        return self.passed
+
+
+def _absent(metric: str, run: Run, which: str = "the run") -> str:
+    names = run.metric_names
+    similar = [n for n in names if base_name(n) == base_name(metric)]
+    if similar:
+        hint = f"; did you mean {' or '.join(similar)}?"
+    else:
+        hint = f" (it has: {', '.join(names) or 'no metric'})"
+    return f"{metric}: not in {which}{hint}"
+
+
+def _share(value: float) -> str:
+    return f"{value:.1%}"
+
+
+def _check_number(kind: str, metric: str, value: float, low: float, high: float) -> None:
+    if not isinstance(value, int | float) or math.isnan(value) or not low <= value <= high:
+        raise LocalevalError(f"{kind} for {metric}: {value!r} must be a number from {low} to {high}")
+
+
+def _floors(run: Run, floors: Mapping[str, float], failures: list[str], checks: list[str]) -> None:
+    for metric, floor in floors.items():
+        _check_number("--min", metric, floor, -1.0, 1.0)
+        if metric not in run.metric_names:
+            failures.append(_absent(metric, run))
+            continue
+        s = run.metric_summary(metric)
+        if s.mean is None:
+            failures.append(f"{metric}: no valid score ({s.nan_count} of {s.n} NaN), so it cannot "
+                            f"meet the floor {floor:.2f}")
+        elif s.mean < floor:
+            failures.append(f"{metric}: mean {s.mean:.2f} is under the floor {floor:.2f}")
+        else:
+            checks.append(f"{metric}: mean {s.mean:.2f} meets the floor {floor:.2f}")
+
+
+def _ceilings(run: Run, max_nan: float | Mapping[str, float], failures: list[str],
+              checks: list[str]) -> None:
+    ceilings = dict(max_nan) if isinstance(max_nan, Mapping) else dict.fromkeys(run.metric_names, max_nan)
+    for metric, ceiling in ceilings.items():
+        _check_number("--max-nan", metric, ceiling, 0.0, 1.0)
+        if metric not in run.metric_names:
+            failures.append(_absent(metric, run))
+            continue
+        s = run.metric_summary(metric)
+        if s.nan_share > ceiling:
+            reasons = ", ".join(f"{r} {c}" for r, c in s.nan_reasons.items())
+            failures.append(f"{metric}: NaN share {_share(s.nan_share)} ({s.nan_count}/{s.n}: {reasons}) "
+                            f"is over the ceiling {_share(ceiling)}")
+        else:
+            checks.append(f"{metric}: NaN share {_share(s.nan_share)} is within {_share(ceiling)}")
+
+
+def _regressions(run: Run, baseline: Run, metrics: Sequence[str], failures: list[str],
+                 checks: list[str], resamples: int, seed: int) -> None:
+    for metric in metrics:
+        if metric not in run.metric_names:
+            failures.append(_absent(metric, run))
+            continue
+        if metric not in baseline.metric_names:
+            failures.append(_absent(metric, baseline, "the baseline run"))
+            continue
+        m = compare_metric(baseline, run, metric, resamples=resamples, seed=seed)
+        if m.paired == 0:
+            failures.append(f"{metric}: no sample has a valid score in both the run and the baseline "
+                            f"({m.missing} missing on one side, {m.nan} NaN), so no comparison")
+            continue
+        detail = (f"{m.mean_a:.3f} -> {m.mean_b:.3f} (difference {m.diff:+.3f}, 95% CI "
+                  f"{format_ci(m.ci)}, {m.paired} pairs, {m.excluded} left out)")
+        if m.verdict == WORSE:
+            failures.append(f"{metric}: detectably worse than the baseline: {detail}")
+        else:
+            checks.append(f"{metric}: not detectably worse than the baseline ({m.verdict}): {detail}")
+
+
+def gate(
+    run: RunLike,
+    *,
+    baseline: RunLike | None = None,
+    min: Mapping[str, float] | None = None,  # shadows the builtin: named as the CLI's --min
+    max_nan: float | Mapping[str, float] | None = None,
+    no_worse: Sequence[str] = (),
+    resamples: int = 2000,
+    seed: int = 0,
+) -> GateResult:
+    """Check a run against its rules; a metric a rule names but the run lacks is a failure.
+
+    ``min``: metric -> floor for its mean on valid samples. ``max_nan``: one ceiling for every metric
+    of the run, or metric -> ceiling. ``no_worse``: metrics that must not be detectably worse than
+    in ``baseline`` (paired by sample id; worse when the 95% bootstrap interval excludes 0).
+    """
+    if isinstance(no_worse, str):
+        no_worse = [no_worse]
+    if no_worse and baseline is None:
+        raise LocalevalError("no_worse needs a baseline run to compare with (--baseline RUN)")
+    current = as_run(run)
+    failures: list[str] = []
+    checks: list[str] = []
+    _floors(current, min or {}, failures, checks)
+    if max_nan is not None:
+        _ceilings(current, max_nan, failures, checks)
+    if no_worse:
+        assert baseline is not None
+        _regressions(current, as_run(baseline), no_worse, failures, checks, resamples, seed)
+    return GateResult(failures, checks)

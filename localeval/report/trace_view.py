@@ -1,0 +1,130 @@
+"""One sample's verdict trace as HTML: which statements were unsupported, which chunks irrelevant, why.
+
+Every value from a trace is judge output or user data, so every one goes through ``escape``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from html import escape
+from typing import Any
+
+from localeval.report.runs import base_name
+
+Row = tuple[str, bool | None, str]  # text, verdict (None: unknown), reason
+
+
+def _list(trace: dict[str, Any], key: str) -> list[Any]:
+    value = trace.get(key)
+    return value if isinstance(value, list) else []
+
+
+def _at(items: Sequence[Any], i: int) -> Any:
+    return items[i] if i < len(items) else None
+
+
+def _flag(value: Any) -> bool | None:
+    return None if value is None else bool(value)
+
+
+def verdict_table(title: str, head: str, rows: Sequence[Row], yes: str, no: str,
+                  third: str = "judge's reason") -> str:
+    """A table of items with their verdict; a negative verdict is marked ``bad``. The third column
+    is left out when no row has anything in it."""
+    if not rows:
+        return f"<p class=muted>{escape(title)}: none</p>"
+    show = any(reason for _, _, reason in rows)
+    out = [f"<table class=trace><caption>{escape(title)}</caption>",
+           f"<tr><th>{escape(head)}</th><th>verdict</th>" + (f"<th>{escape(third)}</th>" if show else "")
+           + "</tr>"]
+    for text, verdict, reason in rows:
+        label, css = ("?", "") if verdict is None else ((yes, "good") if verdict else (no, "bad"))
+        out.append(f"<tr class={css or 'plain'}><td>{escape(text)}</td><td>{escape(label)}</td>"
+                   + (f"<td>{escape(reason)}</td>" if show else "") + "</tr>")
+    out.append("</table>")
+    return "".join(out)
+
+
+def _statements(trace: dict[str, Any], title: str, yes: str, no: str) -> str:
+    statements, verdicts = _list(trace, "statements"), _list(trace, "verdicts")
+    reasons = _list(trace, "reasons")
+    rows = [(str(s), _flag(_at(verdicts, i)), str(_at(reasons, i) or "")) for i, s in enumerate(statements)]
+    return verdict_table(title, "statement", rows, yes, no)
+
+
+def _chunks(trace: dict[str, Any]) -> str:
+    verdicts, reasons = _list(trace, "verdicts"), _list(trace, "reasons")
+    rows = [(f"chunk {i + 1}", _flag(v), str(_at(reasons, i) or "")) for i, v in enumerate(verdicts)]
+    return verdict_table("retrieved chunks, in rank order", "chunk", rows, "useful", "irrelevant")
+
+
+def _questions(trace: dict[str, Any]) -> str:
+    questions, flags = _list(trace, "questions"), _list(trace, "noncommittal")
+    rows = [(str(q), None if _at(flags, i) is None else not _at(flags, i), "")
+            for i, q in enumerate(questions)]
+    return verdict_table("questions generated from the response", "question", rows, "committal",
+                         "noncommittal (evasive)")
+
+
+def _claims(trace: dict[str, Any]) -> str:
+    parts = []
+    for side, other in (("response", "reference"), ("reference", "response")):
+        claims, verdicts = _list(trace, f"{side}_claims"), _list(trace, f"{side}_verdicts")
+        if f"{side}_claims" in trace:
+            rows = [(str(c), _flag(_at(verdicts, i)), "") for i, c in enumerate(claims)]
+            parts.append(verdict_table(f"{side} claims checked against the {other}", "claim", rows,
+                                       f"in {other}", f"not in {other}"))
+    return "".join(parts)
+
+
+def _noise(trace: dict[str, Any]) -> str:
+    statements = _list(trace, "response_statements")
+    by_ref = _list(trace, "reference_by_context")
+    by_resp = _list(trace, "response_by_context")
+    in_ref = _list(trace, "response_in_reference")
+    relevant = [k for k, row in enumerate(by_ref) if isinstance(row, list) and any(row)]
+    rows = []
+    for i, s in enumerate(statements):
+        support = [k for k, row in enumerate(by_resp) if isinstance(row, list) and _at(row, i)]
+        where = ", ".join(f"chunk {k + 1}" + ("" if k in relevant else " (irrelevant)") for k in support)
+        rows.append((str(s), _flag(_at(in_ref, i)), where or "no chunk"))
+    chunks = ", ".join(f"chunk {k + 1}" for k in relevant) or "none"
+    return (f"<p>relevant chunks (support a reference statement): {escape(chunks)}</p>"
+            + verdict_table("response statements", "statement", rows, "in reference", "not in reference",
+                            "supported by"))
+
+
+VIEWS: dict[str, Callable[[dict[str, Any]], str]] = {
+    "faithfulness": lambda t: _statements(t, "response statements checked against the contexts",
+                                          "supported", "unsupported"),
+    "context_recall": lambda t: _statements(t, "reference statements checked against the contexts",
+                                            "attributed", "not in the contexts"),
+    "context_precision": _chunks,
+    "context_utilization": _chunks,
+    "precision_at_k": _chunks,
+    "answer_relevancy": _questions,
+    "factual_correctness": _claims,
+    "noise_sensitivity": _noise,
+    "noise_sensitivity_irrelevant": _noise,
+}
+SHOWN = {"statements", "verdicts", "reasons", "questions", "noncommittal", "response_claims",
+         "response_verdicts", "reference_claims", "reference_verdicts", "reference_statements",
+         "response_statements", "reference_by_context", "response_by_context", "response_in_reference",
+         "nan_detail"}
+
+
+def trace_html(metric: str, trace: dict[str, Any]) -> str:
+    """The view that fits the metric, the NaN detail, and any other trace field as JSON."""
+    parts = []
+    if trace.get("nan_detail"):
+        parts.append(f"<p class=bad>why NaN: {escape(str(trace['nan_detail']))}</p>")
+    view = VIEWS.get(base_name(metric))
+    if view is not None:
+        parts.append(view(trace))
+    rest = {k: v for k, v in trace.items() if view is None or k not in SHOWN}
+    rest.pop("nan_detail", None)
+    if rest:
+        text = json.dumps(rest, ensure_ascii=False, indent=1, default=str)
+        parts.append(f"<pre>{escape(text[:4000])}</pre>")
+    return "".join(parts) or "<p class=muted>no trace</p>"

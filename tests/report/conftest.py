@@ -1,0 +1,133 @@
+"""Run folders built by hand (scores.jsonl and summary.json) or by the scripted judge, and the CLI."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from localeval.errors import LocalevalError
+from localeval.nan import Nan
+from localeval.report.aggregate import summarize
+from localeval.store.run_folder import write_scores, write_summary
+
+# A value per sample: a float, or a string naming the NaN reason.
+Value = float | str
+
+
+def write_run(folder: Path, metrics: Mapping[str, Sequence[Value]], *, ids: Sequence[str] | None = None,
+              answerable: Sequence[bool | None] | None = None,
+              traces: Mapping[str, Sequence[dict[str, Any]]] | None = None,
+              usage: Mapping[str, dict[str, Any]] | None = None) -> Path:
+    """Write a run folder with these per-sample values; summary.json from localeval's own summarize."""
+    n = len(next(iter(metrics.values())))
+    ids = list(ids) if ids is not None else [f"q{i + 1}" for i in range(n)]
+    rows = []
+    for i, sample_id in enumerate(ids):
+        row: dict[str, Any] = {"id": sample_id, "metrics": {}}
+        for name, values in metrics.items():
+            if i >= len(values):
+                continue  # this sample lacks the metric
+            v = values[i]
+            trace = (traces or {}).get(name, [{}] * n)[i]
+            row["metrics"][name] = {"value": None if isinstance(v, str) else v,
+                                    "nan_reason": v if isinstance(v, str) else None, "trace": trace}
+        if answerable is not None and answerable[i] is not None:
+            row["answerable"] = answerable[i]
+        rows.append(row)
+    summaries = {name: summarize(name, [Nan(v) if isinstance(v, str) else v for v in values]).to_dict()  # type: ignore[arg-type]
+                 for name, values in metrics.items()}
+    folder.mkdir(parents=True, exist_ok=True)
+    write_scores(folder, rows)
+    write_summary(folder, {"metrics": summaries, "usage": dict(usage or {}), "total": {"samples": n},
+                           "run": {"judge": "hand-made"}})
+    return folder
+
+
+@pytest.fixture
+def make_run(tmp_path: Path) -> Callable[..., Path]:
+    """make_run("a", {"faithfulness": [0.5, "no_statements"]}, ...) -> the run folder."""
+
+    def make(name: str, metrics: Mapping[str, Sequence[Value]], **kwargs: Any) -> Path:
+        return write_run(tmp_path / name, metrics, **kwargs)
+
+    return make
+
+
+def run_cli(argv: Sequence[str]) -> int:
+    """The ``localeval`` command when it has the report commands; otherwise the same through a parser
+    that mirrors its main() (LocalevalError -> exit 1 with the message on stderr)."""
+    import sys
+
+    from localeval import cli
+
+    parser = cli.build_parser()
+    names = next((a.choices for a in parser._actions if isinstance(a, argparse._SubParsersAction)), {})
+    if "gate" in names:
+        return cli.main(list(argv))
+    from localeval.cli_report import add_report_commands
+
+    parser = argparse.ArgumentParser(prog="localeval")
+    add_report_commands(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(list(argv))
+    try:
+        code: int = args.func(args)
+        return code
+    except LocalevalError as error:
+        print(f"localeval: {error}", file=sys.stderr)
+        return 1
+
+
+@pytest.fixture
+def cli() -> Callable[[Sequence[str]], int]:
+    """Run a ``localeval`` command line; returns its exit code."""
+    return run_cli
+
+
+class HashEmbedder:
+    """Bag of words hashed into 16 dimensions: deterministic across processes."""
+
+    fingerprint = "hash-test"
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        out = np.zeros((len(texts), 16))
+        for i, t in enumerate(texts):
+            for w in t.lower().split():
+                out[i, sum(map(ord, w)) % 16] += 1.0
+        return out + 0.01
+
+
+SCRIPTED_ROWS = [
+    {"id": "a", "question": "Where does the river Alpha flow?",
+     "answer": "The river Alpha flows into the northern sea. It is very long.",
+     "contexts": ["The river Alpha flows into the northern sea.", "Cats sleep a lot."],
+     "ground_truth": "The river Alpha flows into the northern sea."},
+    {"id": "b", "question": "What colour are bananas?", "answer": "Bananas are yellow when ripe.",
+     "contexts": ["Monkeys climb trees.", "Bananas are yellow when ripe."],
+     "ground_truth": "Bananas are yellow when ripe."},
+    {"id": "c", "question": "How tall is the Beta tower?", "answer": "The Beta tower is purple.",
+     "contexts": ["The Beta tower is 300 metres tall."],
+     "ground_truth": "The Beta tower is 300 metres tall."},
+    {"id": "<b>d&amp;</b>", "question": "Who wrote the Zeta manual?",
+     "answer": "I don't know, the context does not say.",
+     "contexts": ["The Zeta manual has ten pages."], "ground_truth": "The corpus does not say.",
+     "answerable": False},
+]
+SCRIPTED_METRICS = ("faithfulness,context_precision,precision_at_k,context_recall,answer_relevancy,"
+                    "factual_correctness,noise_sensitivity,noise_sensitivity_irrelevant")
+
+
+@pytest.fixture
+def scripted_run(tmp_path: Path) -> Path:
+    """A run folder written by localeval.evaluate with the word-overlap scripted judge."""
+    import localeval
+    from localeval.engine.scripted import ScriptedEngine, rule_script
+
+    out = tmp_path / "scripted"
+    localeval.evaluate(SCRIPTED_ROWS, metrics=SCRIPTED_METRICS, judge=ScriptedEngine(rule_script),
+                       embedder=HashEmbedder(), out=out, progress=False)
+    return out

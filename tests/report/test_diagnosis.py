@@ -1,0 +1,93 @@
+"""Each diagnosis rule fires on a case built for it and not on its neighbour across one threshold."""
+
+from __future__ import annotations
+
+import pytest
+
+from localeval.report.diagnosis import RULES, Finding, diagnose, format_findings, unchecked_rules
+
+CP, PK, CR = "context_precision", "precision_at_k", "context_recall"
+FA, FC, AR = "faithfulness", "factual_correctness", "answer_relevancy"
+NS, NSI = "noise_sensitivity", "noise_sensitivity_irrelevant"
+
+# rule -> (its case, the neighbour: one number moved across a threshold); every sample scores the same.
+CASES: dict[str, tuple[dict[str, float], dict[str, float]]] = {
+    "topk_padded": ({CP: 0.9, PK: 0.3}, {CP: 0.9, PK: 0.6}),
+    "retriever_weak": ({CP: 0.3, PK: 0.3}, {CP: 0.6, PK: 0.3}),
+    "recall_short": ({CP: 0.9, CR: 0.3}, {CP: 0.9, CR: 0.8}),
+    "retrieval_broken": ({CP: 0.3, CR: 0.3}, {CP: 0.3, CR: 0.6}),
+    "wrong_documents": ({FA: 0.9, FC: 0.3}, {FA: 0.6, FC: 0.3}),
+    "own_knowledge": ({FA: 0.3, FC: 0.9}, {FA: 0.3, FC: 0.6}),
+    "plausible_but_wrong": ({AR: 0.9, FA: 0.3}, {AR: 0.9, FA: 0.8}),
+    "off_point": ({AR: 0.3, FC: 0.3}, {AR: 0.6, FC: 0.3}),
+    "irrelevant_leak": ({NSI: 0.4}, {NSI: 0.2}),
+    "relevant_noise": ({NS: 0.4}, {NS: 0.2}),
+    "pure_hallucination": ({NS: 0.05, FA: 0.3}, {NS: 0.15, FA: 0.3}),
+    "made_up_without_retrieval": ({CP: 0.3, CR: 0.2, FA: 0.3}, {CP: 0.3, CR: 0.8, FA: 0.3}),
+}
+
+
+def _run(make_run, name: str, means: dict[str, float], n: int = 5):
+    return make_run(name, {m: [v] * n for m, v in means.items()})
+
+
+def _fired(run) -> dict[str, Finding]:
+    return {f.rule: f for f in diagnose(run)}
+
+
+def test_every_rule_has_a_case() -> None:
+    assert set(CASES) == {r.id for r in RULES}
+
+
+@pytest.mark.parametrize("rule", list(CASES))
+def test_rule_fires_on_its_case_and_not_on_its_neighbour(make_run, rule: str) -> None:
+    case, neighbour = CASES[rule]
+    fired = _fired(_run(make_run, "case", case))
+    assert rule in fired
+    finding = fired[rule]
+    assert finding.scope == "run" and finding.n == 5 and len(finding.samples) == 5
+    assert all(finding.evidence[m] == pytest.approx(v) for m, v in case.items())
+    assert finding.advice and finding.condition
+    assert rule not in _fired(_run(make_run, "neighbour", neighbour))
+
+
+@pytest.mark.parametrize("rule", ["topk_padded", "wrong_documents", "plausible_but_wrong", "irrelevant_leak"])
+def test_rule_needs_its_metrics(make_run, rule: str) -> None:
+    case, _ = CASES[rule]
+    for dropped in case:
+        rest = {m: v for m, v in case.items() if m != dropped}
+        if rest:
+            assert rule not in _fired(_run(make_run, f"without_{dropped}", rest))
+            assert rule in unchecked_rules(_run(make_run, f"u_{dropped}", rest))
+
+
+def test_metric_names_with_options_count(make_run) -> None:
+    run = make_run("opts", {FA: [0.9] * 3, "factual_correctness(mode=precision)": [0.2] * 3})
+    finding = _fired(run)["wrong_documents"]
+    assert finding.evidence == {FA: pytest.approx(0.9),
+                                "factual_correctness(mode=precision)": pytest.approx(0.2)}
+
+
+def test_a_subgroup_fires_when_the_mean_does_not(make_run) -> None:
+    pk = [0.2, 0.2, 0.2, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9]  # mean 0.69: not low
+    finding = _fired(make_run("sub", {CP: [0.9] * 10, PK: pk}))["topk_padded"]
+    assert finding.scope == "samples" and finding.samples == ["q1", "q2", "q3"]
+    lone = [0.2, *([0.9] * 9)]
+    assert "topk_padded" not in _fired(make_run("lone", {CP: [0.9] * 10, PK: lone}))
+
+
+def test_unanswerable_samples_are_left_out(make_run) -> None:
+    ar = [0.9, 0.9, 0.9, 0.0, 0.0]  # two honest refusals score 0
+    run = make_run("strata", {AR: ar, FA: [0.3] * 5}, answerable=[True, None, True, False, False])
+    finding = _fired(run)["plausible_but_wrong"]
+    assert finding.evidence[AR] == pytest.approx(0.9) and finding.n == 3
+    assert "off_point" not in _fired(run)
+
+
+def test_text_and_command(make_run, cli, capsys) -> None:
+    run = _run(make_run, "text", CASES["topk_padded"][0])
+    text = format_findings(diagnose(run))
+    assert "[topk_padded]" in text and "context_precision 0.90" in text and "Lower top-k" in text
+    assert "No diagnosis rule fired" in format_findings([])
+    assert cli(["diagnose", str(run)]) == 0
+    assert "[topk_padded]" in capsys.readouterr().out
