@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from localeval.data import DataError, Problem, Sample, load_samples, samples_from_records, validate
+from localeval.data import Sample, load_samples, samples_from_records, validate
 from localeval.engine.base import JudgeEngine
 from localeval.metrics.registry import MetricSpec, parse_metrics
 from localeval.nan import Nan
@@ -67,7 +67,7 @@ def as_samples(data: str | Path | Iterable[Sample | Mapping[str, Any]]) -> list[
     """Samples from a file or folder path, or from a list of samples or dicts."""
     if isinstance(data, str | Path):
         return load_samples(data)
-    return samples_from_records(data)  # type: ignore[arg-type]
+    return samples_from_records(data)
 
 
 def check_samples(samples: Sequence[Sample], specs: Sequence[MetricSpec]) -> None:
@@ -225,7 +225,7 @@ def evaluate(
         engine = load_judge(judge, judge_options)  # type: ignore[arg-type]
     emb = embedder if embedder is not None and not isinstance(embedder, str | Path) else None
     if needs_embedder and emb is None:
-        emb = load_embedder(embedder)  # type: ignore[arg-type]
+        emb = load_embedder(embedder)
     if out is not None:
         Path(out).mkdir(parents=True, exist_ok=True)
     store = _open_cache(cache, out)

@@ -143,7 +143,7 @@ class Scheduler:
             self._round(active, usage, rounds)
             bar.update(1)
         bar.close()
-        outcomes = {s.name: [Nan("undefined")] * len(samples) for s in specs}
+        outcomes: dict[str, list[Outcome]] = {s.name: [Nan("undefined")] * len(samples) for s in specs}
         traces: dict[str, list[dict[str, Any]]] = {s.name: [{}] * len(samples) for s in specs}
         for job in jobs:
             assert job.outcome is not None
@@ -277,7 +277,7 @@ class Scheduler:
         self.engine_calls += 1
         try:
             return self.engine.generate(requests, on_result=on_result)
-        except Exception as error:  # noqa: BLE001 - any engine failure is isolated, then reported
+        except Exception as error:
             if len(requests) == 1:
                 result = Result(choices=[], prompt_tokens=0, error=f"{type(error).__name__}: {error}")
                 on_result(0, result)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Generator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Any
 
 from localeval.nan import Nan
 
@@ -36,8 +36,8 @@ class Embed:
     texts: tuple[str, ...]
 
 
-Yielded = Union[Ask, list[Ask], Embed]
-Outcome = Union[float, Nan]
+Yielded = Ask | list[Ask] | Embed
+Outcome = float | Nan
 Steps = Generator[Yielded, Any, Outcome]
 
 

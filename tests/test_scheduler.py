@@ -131,7 +131,8 @@ def test_engine_error_on_one_ask_does_not_sink_the_round() -> None:
 
 def test_judge_free_metrics_need_no_engine() -> None:
     s = Sample(id="a", retrieved_context_ids=("d1", "d2", "d3"), reference_context_ids=("d2", "d9"))
-    out = Scheduler(None, progress=False).run([s], parse_metrics("id_context_precision,id_context_recall,hit_rate,mrr,ndcg"))
+    specs = parse_metrics("id_context_precision,id_context_recall,hit_rate,mrr,ndcg")
+    out = Scheduler(None, progress=False).run([s], specs)
     assert out.rounds == 0
     assert out.outcomes["id_context_precision"] == [pytest.approx(1 / 3)]
     assert out.outcomes["id_context_recall"] == [0.5]

@@ -38,10 +38,7 @@ class GateResult:
 def _absent(metric: str, run: Run, which: str = "the run") -> str:
     names = run.metric_names
     similar = [n for n in names if base_name(n) == base_name(metric)]
-    if similar:
-        hint = f"; did you mean {' or '.join(similar)}?"
-    else:
-        hint = f" (it has: {', '.join(names) or 'no metric'})"
+    hint = f"; did you mean {' or '.join(similar)}?" if similar else f" (it has: {', '.join(names) or 'no metric'})"
     return f"{metric}: not in {which}{hint}"
 
 
