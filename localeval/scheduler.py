@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 import time
-from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -66,14 +65,15 @@ class Usage:
 
 @dataclass
 class Job:
-    """One metric on one sample, and where its generator stands."""
+    """One generator (a metric on one sample, or any other stepwise task) and where it stands."""
 
-    spec: MetricSpec
+    name: str  # what usage is charged to: the metric's name
     index: int
     gen: Steps
     trace: dict[str, Any] = field(default_factory=dict)
     waiting: Any = None  # what the generator last yielded
-    outcome: Outcome | None = None
+    outcome: Any = None
+    done: bool = False
 
 
 @dataclass
@@ -128,41 +128,59 @@ class Scheduler:
         field the metric needs and score ``Nan("missing_field")`` without asking anything."""
         start = time.perf_counter()
         usage = {s.name: Usage() for s in specs}
-        jobs = [Job(spec, i, gen=None) for spec in specs for i in range(len(samples))]  # type: ignore[arg-type]
-        for job in jobs:
-            if skip and (job.spec.name, job.index) in skip:
-                job.outcome = Nan("missing_field")
-                continue
-            job.gen = job.spec.steps(samples[job.index], job.trace)
-            self._advance(job, None, first=True)
-        rounds = 0
-        bar = tqdm(desc="rounds", unit="round", disable=not self.progress, leave=False)
-        while active := [j for j in jobs if j.outcome is None]:
-            rounds += 1
-            bar.set_postfix_str(f"{len(active)} metric×sample steps waiting")
-            self._round(active, usage, rounds)
-            bar.update(1)
-        bar.close()
+        jobs: list[Job] = []
+        for spec in specs:
+            for i, sample in enumerate(samples):
+                trace: dict[str, Any] = {}
+                job = Job(spec.name, i, spec.steps(sample, trace), trace)
+                if skip and (spec.name, i) in skip:
+                    job.gen.close()
+                    job.outcome, job.done = Nan("missing_field"), True
+                jobs.append(job)
+        rounds = self._drive(jobs, usage)
         outcomes: dict[str, list[Outcome]] = {s.name: [Nan("undefined")] * len(samples) for s in specs}
         traces: dict[str, list[dict[str, Any]]] = {s.name: [{}] * len(samples) for s in specs}
         for job in jobs:
-            assert job.outcome is not None
-            outcomes[job.spec.name][job.index] = job.outcome
-            traces[job.spec.name][job.index] = job.trace
+            outcomes[job.name][job.index] = _as_outcome(job.outcome)
+            traces[job.name][job.index] = job.trace
         return RunOutput(outcomes, traces, usage, rounds, self.engine_calls, self.embed_calls,
                          time.perf_counter() - start)
+
+    def run_tasks(self, tasks: Sequence[tuple[str, Steps]]) -> tuple[list[Any], dict[str, Usage]]:
+        """Drive any generators that yield asks (test-set generation, agreement checks) in rounds.
+
+        Returns each generator's return value (or a Nan when an ask it needed failed) and usage by name.
+        """
+        usage = {name: Usage() for name, _ in tasks}
+        jobs = [Job(name, i, gen) for i, (name, gen) in enumerate(tasks)]
+        self._drive(jobs, usage)
+        return [j.outcome for j in jobs], usage
+
+    def _drive(self, jobs: list[Job], usage: dict[str, Usage]) -> int:
+        for job in jobs:
+            if not job.done:
+                self._advance(job, None, first=True)
+        rounds = 0
+        bar = tqdm(desc="rounds", unit="round", disable=not self.progress, leave=False)
+        while active := [j for j in jobs if not j.done]:
+            rounds += 1
+            bar.set_postfix_str(f"{len(active)} steps waiting")
+            self._round(active, usage, rounds)
+            bar.update(1)
+        bar.close()
+        return rounds
 
     def _advance(self, job: Job, value: Any, first: bool = False) -> None:
         try:
             job.waiting = next(job.gen) if first else job.gen.send(value)
         except StopIteration as stop:
-            job.outcome = _as_outcome(stop.value)
+            job.outcome, job.done = stop.value, True
             job.waiting = None
 
     def _fail(self, job: Job, reason: NanReason, detail: str) -> None:
         job.gen.close()
         job.trace["nan_detail"] = detail
-        job.outcome = Nan(reason)
+        job.outcome, job.done = Nan(reason), True
         job.waiting = None
 
     def _round(self, active: list[Job], usage: dict[str, Usage], number: int) -> None:
@@ -179,9 +197,9 @@ class Scheduler:
             for ask in asks:
                 request = self._request(ask)
                 key = self._key(request)
-                pending.setdefault(key, _Pending(key, request, [])).askers.append(job.spec.name)
+                pending.setdefault(key, _Pending(key, request, [])).askers.append(job.name)
                 keys.append(key)
-                usage[job.spec.name].asks += 1
+                usage[job.name].asks += 1
             wanted[id(job)] = keys
         answers = self._answer(pending, usage, number)
         vectors = self._embed(texts, active, usage)
@@ -335,7 +353,7 @@ class Scheduler:
             new = list(zip(todo, matrix, strict=True))
             self.cache.put_embeddings(new)
             vectors.update(new)
-            askers = [j.spec.name for j in active if isinstance(j.waiting, Embed)]
+            askers = [j.name for j in active if isinstance(j.waiting, Embed)]
             for name in set(askers):
                 share = askers.count(name) / len(askers)
                 usage[name].embed_texts += round(len(todo) * share)
@@ -379,4 +397,3 @@ def group_by_metric(usages: dict[str, Usage]) -> Usage:
 
 
 __all__ = ["AskFailed", "Job", "RunOutput", "Scheduler", "Usage", "group_by_metric"]
-_ = defaultdict
