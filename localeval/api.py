@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import platform
 import time
 from collections.abc import Iterable, Mapping, Sequence
@@ -19,7 +20,7 @@ from localeval.report.strata import stratified_summary
 from localeval.scheduler import RunOutput, Scheduler, Usage, group_by_metric
 from localeval.steps import Outcome
 from localeval.store.cache import JudgeCache
-from localeval.store.run_folder import CACHE, write_samples, write_scores, write_summary
+from localeval.store.run_folder import CACHE, RunLock, write_samples, write_scores, write_summary
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -200,6 +201,7 @@ def evaluate(
     progress: bool = True,
     on_missing: str = "error",
     report: bool = True,
+    long_context: str = "skip",
 ) -> EvaluationResult:
     """Score samples with the chosen metrics (default: the six LLM metrics).
 
@@ -226,12 +228,21 @@ def evaluate(
     emb = embedder if embedder is not None and not isinstance(embedder, str | Path) else None
     if needs_embedder and emb is None:
         emb = load_embedder(embedder)
-    if out is not None:
-        Path(out).mkdir(parents=True, exist_ok=True)
+    lock = RunLock(Path(out)) if out is not None else contextlib.nullcontext()
+    with lock:
+        return _evaluate_locked(rows, specs, engine, emb, needs_judge, needs_embedder, out, cache, settings, seed,
+                                progress, on_missing, report, long_context, started)
+
+
+def _evaluate_locked(
+    rows: list[Sample], specs: list[MetricSpec], engine: Any, emb: Any, needs_judge: bool, needs_embedder: bool,
+    out: str | Path | None, cache: str | Path | bool, settings: Settings, seed: int, progress: bool,
+    on_missing: str, report: bool, long_context: str, started: float,
+) -> EvaluationResult:
     store = _open_cache(cache, out)
     try:
         skip = {(spec.name, i) for spec in specs for i, row in enumerate(rows) if missing_fields(row, spec)}
-        scheduler = Scheduler(engine, emb, store, settings, seed=seed, progress=progress)
+        scheduler = Scheduler(engine, emb, store, settings, seed=seed, progress=progress, long_context=long_context)
         output = scheduler.run(rows, specs, skip=skip)
     finally:
         store.close()
@@ -242,6 +253,7 @@ def evaluate(
         "embedder": getattr(emb, "fingerprint", None) if needs_embedder else None,
         "settings": {"reasons": settings.reasons, "max_examples": settings.max_examples, "seed": seed},
         "on_missing": on_missing,
+        "long_context": long_context,
         "cache": str(store.path) if store.enabled else None,
         "started": time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(started)),
         "machine": f"{platform.system()} {platform.machine()}, python {platform.python_version()}",

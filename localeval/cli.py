@@ -30,6 +30,7 @@ def _evaluate(args: argparse.Namespace) -> int:
         progress=not args.no_progress,
         on_missing=args.on_missing,
         report=not args.no_report,
+        long_context=args.long_context,
     )
     print(result.table())
     written = ["scores.jsonl", "summary.json"] + ([] if args.no_report else ["report.html"])
@@ -116,6 +117,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="a sample lacking a field a metric needs: stop with an error naming row and field "
                          "(default), or score that metric NaN (missing_field) and go on")
     ev.add_argument("--no-report", action="store_true", help="do not write RUN/report.html")
+    ev.add_argument("--long-context", choices=("skip", "error", "truncate"), default="skip",
+                    help="an ask longer than the judge's context window: score NaN (context_too_long, default), "
+                         "stop with an error, or cut the longest input text to fit (recorded in the trace)")
     ev.set_defaults(func=_evaluate)
 
     est = sub.add_parser("estimate", help="measure a few samples and project calls, tokens and time")

@@ -18,7 +18,7 @@ from localeval.metrics.registry import parse_metrics
 from localeval.prompts.base import Settings
 from localeval.scheduler import Scheduler, group_by_metric
 from localeval.store.cache import JudgeCache
-from localeval.store.run_folder import CACHE, SAMPLES, read_summary
+from localeval.store.run_folder import CACHE, SAMPLES, RunLock, read_summary
 
 
 class CacheOnlyEngine:
@@ -72,9 +72,19 @@ def rescore(run: str | Path, progress: bool = False) -> EvaluationResult:
     engine = CacheOnlyEngine(info["judge"]) if info.get("judge") else None
     embedder = CacheOnlyEmbedder(info["embedder"]) if info.get("embedder") else None
     skip = {(s.name, i) for s in specs for i, row in enumerate(samples) if missing_fields(row, s)}
+    with RunLock(folder):
+        return _rescore_locked(folder, info, samples, specs, settings, engine, embedder, skip, cache_path, progress)
+
+
+def _rescore_locked(
+    folder: Path, info: dict[str, Any], samples: list[Sample], specs: list[Any], settings: Settings,
+    engine: CacheOnlyEngine | None, embedder: CacheOnlyEmbedder | None, skip: set[tuple[str, int]],
+    cache_path: Path, progress: bool,
+) -> EvaluationResult:
     cache = JudgeCache(cache_path)
     try:
-        scheduler = Scheduler(engine, embedder, cache, settings, seed=info["settings"]["seed"], progress=progress)
+        scheduler = Scheduler(engine, embedder, cache, settings, seed=info["settings"]["seed"], progress=progress,
+                              long_context=info.get("long_context", "skip"))
         output = scheduler.run(samples, specs, skip=skip)
     finally:
         cache.close()

@@ -20,6 +20,7 @@ from tqdm.auto import tqdm
 from localeval.data.sample import Sample
 from localeval.engine.base import JudgeEngine, Request, Result
 from localeval.errors import LocalevalError
+from localeval.long_context import POLICIES, TooLong, fit
 from localeval.metrics.registry import MetricSpec
 from localeval.nan import Nan, NanReason
 from localeval.prompts.base import DEFAULT_SETTINGS, Settings
@@ -71,6 +72,7 @@ class Job:
     index: int
     gen: Steps
     trace: dict[str, Any] = field(default_factory=dict)
+    where: str = ""  # the sample, for messages
     waiting: Any = None  # what the generator last yielded
     outcome: Any = None
     done: bool = False
@@ -108,6 +110,7 @@ class Scheduler:
         seed: int = 0,
         progress: bool = True,
         commit_every: int = 16,
+        long_context: str = "skip",
     ) -> None:
         self.engine = engine
         self.embedder = embedder
@@ -116,6 +119,9 @@ class Scheduler:
         self.seed = seed
         self.progress = progress
         self.commit_every = commit_every
+        if long_context not in POLICIES:
+            raise ValueError(f"long_context must be one of {', '.join(POLICIES)}")
+        self.long_context = long_context
         self.engine_calls = 0
         self.embed_calls = 0
 
@@ -132,7 +138,7 @@ class Scheduler:
         for spec in specs:
             for i, sample in enumerate(samples):
                 trace: dict[str, Any] = {}
-                job = Job(spec.name, i, spec.steps(sample, trace), trace)
+                job = Job(spec.name, i, spec.steps(sample, trace), trace, f"sample {sample.id!r}")
                 if skip and (spec.name, i) in skip:
                     job.gen.close()
                     job.outcome, job.done = Nan("missing_field"), True
@@ -152,7 +158,7 @@ class Scheduler:
         Returns each generator's return value (or a Nan when an ask it needed failed) and usage by name.
         """
         usage = {name: Usage() for name, _ in tasks}
-        jobs = [Job(name, i, gen) for i, (name, gen) in enumerate(tasks)]
+        jobs = [Job(name, i, gen, where=f"task {i}") for i, (name, gen) in enumerate(tasks)]
         self._drive(jobs, usage)
         return [j.outcome for j in jobs], usage
 
@@ -187,6 +193,7 @@ class Scheduler:
         pending: dict[str, _Pending] = {}
         wanted: dict[int, list[str]] = {}  # id(job) -> request keys, in the order of its asks
         texts: dict[str, str] = {}
+        too_long: dict[str, str] = {}  # request key -> why it was not sent
         for job in active:
             if isinstance(job.waiting, Embed):
                 for text in job.waiting.texts:
@@ -195,13 +202,14 @@ class Scheduler:
             asks = job.waiting if isinstance(job.waiting, list) else [job.waiting]
             keys = []
             for ask in asks:
-                request = self._request(ask)
-                key = self._key(request)
-                pending.setdefault(key, _Pending(key, request, [])).askers.append(job.name)
+                key, request = self._fitted(ask, job, too_long)
+                if request is not None:
+                    pending.setdefault(key, _Pending(key, request, [])).askers.append(job.name)
                 keys.append(key)
                 usage[job.name].asks += 1
             wanted[id(job)] = keys
         answers = self._answer(pending, usage, number)
+        answers.update({key: _too_long_answer(why) for key, why in too_long.items()})
         vectors = self._embed(texts, active, usage)
         for job in active:
             if isinstance(job.waiting, Embed):
@@ -217,6 +225,27 @@ class Scheduler:
             self._advance(job, parsed if isinstance(job.waiting, list) else parsed[0])
 
     # -- judge answers ------------------------------------------------------------------------
+
+    def _fitted(self, ask: Ask, job: Job, too_long: dict[str, str]) -> tuple[str, Request | None]:
+        """The ask's key and request, after the long-context policy; None when it is not to be sent."""
+        count = getattr(self.engine, "count_prompt_tokens", None)
+        window = getattr(self.engine, "context_window", None)
+        if count is None or not window:
+            request = self._request(ask)
+            return self._key(request), request
+        try:
+            fitted, request, note = fit(ask, self._request, count, int(window), self.long_context)
+        except TooLong as error:
+            if self.long_context == "error":
+                raise LocalevalError(
+                    f"{job.where}, {job.name}: {error}. Use --long-context skip (NaN) or truncate."
+                ) from None
+            key = self._key(self._request(ask))
+            too_long[key] = str(error)
+            return key, None
+        if note is not None:
+            job.trace.setdefault("truncated_inputs", []).append({"prompt": ask.prompt.name, **note})
+        return self._key(request), request
 
     def _request(self, ask: Ask) -> Request:
         prompt = ask.prompt
@@ -324,7 +353,7 @@ class Scheduler:
         choices = answer["choices"]
         reasons = {c["finish_reason"] for c in choices}
         if "context_too_long" in reasons:
-            raise AskFailed("context_too_long", "the ask does not fit the judge's context window")
+            raise AskFailed("context_too_long", answer.get("detail") or "the ask does not fit the judge's context window")
         if "length" in reasons:
             raise AskFailed("truncated", "the answer hit the token limit, also on a retry with a larger budget")
         try:
@@ -369,6 +398,11 @@ def _answer_dict(result: Result) -> dict[str, Any]:
         "cached_prompt_tokens": result.cached_prompt_tokens,
         "error": result.error,
     }
+
+
+def _too_long_answer(why: str) -> dict[str, Any]:
+    return {"choices": [{"text": "", "completion_tokens": 0, "finish_reason": "context_too_long"}],
+            "prompt_tokens": 0, "cached_prompt_tokens": 0, "error": None, "detail": why}
 
 
 def _storable(answer: dict[str, Any], final: bool) -> bool:

@@ -81,3 +81,37 @@ def read_summary(folder: Path) -> dict[str, Any]:
         raise LocalevalError(f"{folder} is not a run folder: {SUMMARY} is missing")
     data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
     return data
+
+
+class RunLock:
+    """An exclusive lock on a run folder: a second process writing the same run is refused."""
+
+    def __init__(self, folder: Path) -> None:
+        self.path = Path(folder) / ".lock"
+        self._file: Any = None
+
+    def __enter__(self) -> RunLock:
+        import fcntl
+
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        handle = self.path.open("a+")
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            holder = handle.read().strip() or "another process"
+            handle.close()
+            raise LocalevalError(
+                f"{self.path.parent} is in use by {holder}; wait for it to finish or choose another --out"
+            ) from None
+        handle.seek(0)
+        handle.truncate()
+        handle.write(f"localeval process {os.getpid()}")
+        handle.flush()
+        self._file = handle
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._file is not None:
+            self._file.close()  # closing releases the lock
+            self._file = None
