@@ -234,7 +234,7 @@ class Scheduler:
             request = self._request(ask)
             return self._key(request), request
         try:
-            fitted, request, note = fit(ask, self._request, count, int(window), self.long_context)
+            _, request, note = fit(ask, self._request, count, int(window), self.long_context)
         except TooLong as error:
             if self.long_context == "error":
                 raise LocalevalError(
@@ -353,7 +353,8 @@ class Scheduler:
         choices = answer["choices"]
         reasons = {c["finish_reason"] for c in choices}
         if "context_too_long" in reasons:
-            raise AskFailed("context_too_long", answer.get("detail") or "the ask does not fit the judge's context window")
+            detail = answer.get("detail") or "the ask does not fit the judge's context window"
+            raise AskFailed("context_too_long", detail)
         if "length" in reasons:
             raise AskFailed("truncated", "the answer hit the token limit, also on a retry with a larger budget")
         try:

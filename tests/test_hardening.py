@@ -118,7 +118,7 @@ def test_disk_full_when_writing_results_is_a_clear_error_and_the_cache_survives(
         return original(self, *args, **kwargs)
 
     monkeypatch.setattr(Path, "write_text", full)
-    with pytest.raises(LocalevalError, match="No space left on device.*cache is intact"):
+    with pytest.raises(LocalevalError, match=r"No space left on device.*cache is intact"):
         evaluate([_row(0), _row(1)], metrics="faithfulness", judge=ScriptedEngine(rule_script), out=run,
                  progress=False)
     monkeypatch.setattr(Path, "write_text", original)
