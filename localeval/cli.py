@@ -7,6 +7,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from localeval.cli_agree import add_agree_commands
 from localeval.cli_report import add_report_commands
 from localeval.errors import LocalevalError
 
@@ -139,6 +140,7 @@ def build_parser() -> argparse.ArgumentParser:
     prep.set_defaults(func=_models_prepare)
 
     add_report_commands(sub)
+    add_agree_commands(sub)
 
     metrics = sub.add_parser("metrics", help="list the metrics, the fields they need and their options")
     metrics.set_defaults(func=_metrics_list)
