@@ -35,6 +35,8 @@ class JudgeOptions:
     batch_size: int = 8
     threads: int | None = None
     trust_remote_code: bool = False
+    replicas: int = 1  # ray-vllm: engine replicas
+    ray_address: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)  # passed to the engine's constructor
 
 
@@ -51,9 +53,19 @@ def load_judge(judge: str | Path | None, options: JudgeOptions | None = None) ->
             path, grammar=options.grammar, batch_size=options.batch_size, threads=options.threads,
             trust_remote_code=options.trust_remote_code, **options.extra,
         )
+    if options.engine == "vllm":
+        from localeval.engine.vllm_engine import VLLMEngine
+
+        return VLLMEngine(path, trust_remote_code=options.trust_remote_code, **options.extra)
+    if options.engine == "ray-vllm":
+        from localeval.engine.ray_engine import EngineSpec, RayEngine
+
+        spec = EngineSpec("vllm", str(Path(path).resolve()),  # absolute: replicas run in another directory
+                          {"trust_remote_code": options.trust_remote_code, **options.extra})
+        return RayEngine(options.replicas, spec, address=options.ray_address)
     from localeval.errors import LocalevalError
 
-    raise LocalevalError(f"unknown engine {options.engine!r}; available: transformers")
+    raise LocalevalError(f"unknown engine {options.engine!r}; available: transformers, vllm, ray-vllm")
 
 
 def load_embedder(embedder: str | Path | None) -> Any:
@@ -159,6 +171,8 @@ class EvaluationResult:
                 "rounds": self.output.rounds,
                 "engine_calls": self.output.engine_calls,
                 "embed_calls": self.output.embed_calls,
+                "prefix_cache_hit_rate": (round(total.cached_prompt_tokens / total.prompt_tokens, 4)
+                                          if total.prompt_tokens else None),
             },
             "strata": stratified_summary(self.rows()),
             "run": self.info,

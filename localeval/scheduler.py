@@ -407,13 +407,13 @@ def _too_long_answer(why: str) -> dict[str, Any]:
 
 
 def _storable(answer: dict[str, Any], final: bool) -> bool:
-    """What is cached: complete answers, answers that cannot fit the context window, and answers
-    still cut off after the retry (deterministic, so a rerun would only repeat them). Engine errors
-    and first cut-off answers are not: the next run asks again."""
+    """What is cached: complete answers, and answers still cut off after the retry (deterministic,
+    so a rerun would only repeat them). Engine errors, first cut-off answers and asks too long for
+    the window are not: the next run asks again (perhaps with a larger window)."""
     if answer["error"]:
         return False
     reasons = {c["finish_reason"] for c in answer["choices"]}
-    return reasons <= {"stop", "context_too_long"} or (final and reasons <= {"stop", "length"})
+    return reasons <= {"stop"} or (final and reasons <= {"stop", "length"})
 
 
 def _as_outcome(value: Any) -> Outcome:

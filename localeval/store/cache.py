@@ -45,7 +45,7 @@ def _now() -> str:
 
 
 class JudgeCache:
-    """Judge answers (JSON objects) and embeddings (float32 vectors) keyed by a hash of the request.
+    """Judge answers (JSON objects) and embeddings (float64 vectors: exact for float32 and float64 models alike) keyed by a hash of the request.
 
     WAL journal: a process killed mid-write loses at most its uncommitted transaction, and two
     processes may share one file. The first answer stored under a key wins; later puts of the same
@@ -118,7 +118,7 @@ class JudgeCache:
         self._write("INSERT OR IGNORE INTO answers (key, answer, created_at) VALUES (?, ?, ?)", rows)
 
     def get_embeddings(self, keys: Sequence[str]) -> dict[str, np.ndarray]:
-        """The stored vectors (float32, 1-D) for those keys that are in the cache."""
+        """The stored vectors (float64, 1-D) for those keys that are in the cache."""
         found: dict[str, np.ndarray] = {}
         conn = self._connection()
         if conn is None:
@@ -127,20 +127,20 @@ class JudgeCache:
             marks = ",".join("?" * len(chunk))
             rows = conn.execute(f"SELECT key, dim, vector FROM embeddings WHERE key IN ({marks})", chunk)
             for key, dim, blob in rows:
-                vector = np.frombuffer(blob, dtype=np.float32).copy()
+                vector = np.frombuffer(blob, dtype=np.float64).copy()
                 if vector.shape != (dim,):
                     raise ValueError(f"cached embedding {key} has {vector.size} values, expected {dim}")
                 found[key] = vector
         return found
 
     def put_embeddings(self, items: Sequence[tuple[str, np.ndarray]]) -> None:
-        """Store 1-D vectors as float32 in one transaction; keys already present are kept."""
+        """Store 1-D vectors as float64 in one transaction; keys already present are kept."""
         if self._connection() is None or not items:
             return
         now = _now()
         rows = []
         for key, vector in items:
-            array = np.ascontiguousarray(vector, dtype=np.float32)
+            array = np.ascontiguousarray(vector, dtype=np.float64)
             if array.ndim != 1:
                 raise ValueError(f"embedding for {key} must be 1-D, got shape {array.shape}")
             rows.append((key, int(array.size), array.tobytes(), now))

@@ -65,15 +65,15 @@ def test_many_keys_are_queried_in_chunks(tmp_path: Path) -> None:
 
 
 def test_embeddings_roundtrip(tmp_path: Path) -> None:
-    v = np.array([0.25, -1.5, 3.0], dtype=np.float64)  # stored as float32
+    v = np.array([0.1, -1.5, 3.0], dtype=np.float64)  # stored exactly
     with JudgeCache(tmp_path / "c.sqlite") as cache:
         cache.put_embeddings([("e1", v), ("e2", np.zeros(384, dtype=np.float32))])
         got = cache.get_embeddings(["e1", "e2", "e3"])
         assert set(got) == {"e1", "e2"}
-        assert got["e1"].dtype == np.float32 and got["e1"].shape == (3,)
-        np.testing.assert_array_equal(got["e1"], v.astype(np.float32))
+        assert got["e1"].dtype == np.float64 and got["e1"].shape == (3,)
+        np.testing.assert_array_equal(got["e1"], v)
         got["e1"][0] = 9.0  # the returned array is writable and a copy
-        assert cache.get_embeddings(["e1"])["e1"][0] == np.float32(0.25)
+        assert cache.get_embeddings(["e1"])["e1"][0] == 0.1
         assert cache.stats() == {"answers": 0, "embeddings": 2}
         with pytest.raises(ValueError, match="1-D"):
             cache.put_embeddings([("bad", np.zeros((2, 2)))])

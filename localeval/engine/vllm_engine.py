@@ -1,0 +1,255 @@
+"""The judge on vLLM's offline engine: one ``LLM.chat`` call per round, structured outputs, prefix cache.
+
+Every ask carries its own JSON schema as structured-output parameters (``structured_outputs`` from
+vLLM 0.10.2 on, ``guided_decoding`` before, chosen by what the installed vLLM offers). The grammar
+backend is xgrammar with whitespace switched off at the engine level, so a model cannot spend its
+budget on blanks (the per-request whitespace fields are ignored by that backend). The whole round
+goes to vLLM in one call, so its continuous batching and prefix cache see every ask at once. An ask
+that cannot fit the context window is answered ``context_too_long`` here and never sent, because
+vLLM rejects the whole call when one prompt is too long.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from localeval.engine.base import Choice, FinishReason, Request, Result
+from localeval.errors import LocalevalError
+from localeval.models import model_fingerprint, set_offline
+
+INSTALL_HINT = "pip install 'localeval[vllm]'"
+# The engine-level grammar settings: xgrammar, and no free whitespace between JSON tokens.
+STRUCTURED_OUTPUTS_CONFIG = {"backend": "xgrammar", "disable_any_whitespace": True}
+LEGACY_GUIDED_DECODING_CONFIG = {"guided_decoding_backend": "xgrammar", "guided_decoding_disable_any_whitespace": True}
+
+
+@dataclass(frozen=True)
+class StructuredOutputsApi:
+    """How the installed vLLM spells structured outputs: the SamplingParams field and its params class."""
+
+    field: str  # "structured_outputs" (vLLM >= 0.10.2) or "guided_decoding" (vLLM <= 0.11)
+    params_class: Any  # StructuredOutputsParams or GuidedDecodingParams
+    engine_kwargs: dict[str, Any]  # what LLM(...) takes to pick the grammar backend
+
+
+def import_vllm() -> Any:
+    """The vllm module, or an error that says how to install it."""
+    try:
+        return importlib.import_module("vllm")
+    except ImportError as error:
+        raise LocalevalError(
+            f"The vLLM judge engine needs vLLM, which is not installed here: run `{INSTALL_HINT}` "
+            "on a machine with a CUDA GPU, or use the transformers engine (`--engine transformers`)."
+        ) from error
+
+
+def structured_outputs_api() -> StructuredOutputsApi:
+    """Detect the structured-output spelling of the installed vLLM (by what it offers, not by version)."""
+    sampling = importlib.import_module("vllm.sampling_params")
+    if hasattr(sampling, "StructuredOutputsParams"):
+        return StructuredOutputsApi(
+            "structured_outputs", sampling.StructuredOutputsParams,
+            {"structured_outputs_config": _structured_outputs_config()},
+        )
+    if hasattr(sampling, "GuidedDecodingParams"):
+        return StructuredOutputsApi("guided_decoding", sampling.GuidedDecodingParams,
+                                    dict(LEGACY_GUIDED_DECODING_CONFIG))
+    raise LocalevalError(
+        "The installed vLLM offers neither StructuredOutputsParams nor GuidedDecodingParams; "
+        f"install a supported version: `{INSTALL_HINT}`."
+    )
+
+
+def _structured_outputs_config() -> Any:
+    """The engine's grammar settings as vLLM's own config object where it has one (every version that
+    has the field takes it), else as the dict recent versions also accept."""
+    try:
+        return importlib.import_module("vllm.config").StructuredOutputsConfig(**STRUCTURED_OUTPUTS_CONFIG)
+    except (ImportError, AttributeError):
+        return dict(STRUCTURED_OUTPUTS_CONFIG)
+
+
+class VLLMEngine:
+    """A local model served by vLLM's offline ``LLM`` behind :class:`~localeval.engine.base.JudgeEngine`.
+
+    ``llm`` takes an ``LLM`` already built (tests pass a fake); otherwise one is built from
+    ``model_dir`` with prefix caching on and the options given.
+    """
+
+    def __init__(
+        self,
+        model_dir: Path | str,
+        *,
+        tensor_parallel_size: int = 1,
+        gpu_memory_utilization: float = 0.9,
+        max_model_len: int | None = None,
+        dtype: str = "auto",
+        quantization: str | None = None,
+        seed: int = 0,
+        trust_remote_code: bool = False,
+        enable_prefix_caching: bool = True,
+        chat_template_kwargs: dict[str, Any] | None = None,
+        progress: bool = True,
+        llm: Any = None,
+    ) -> None:
+        set_offline()
+        vllm = import_vllm()
+        self.api = structured_outputs_api()
+        self._sampling_params = importlib.import_module("vllm.sampling_params").SamplingParams
+        self.model_dir = Path(model_dir)
+        self.quantization = quantization
+        self.chat_template_kwargs = dict(chat_template_kwargs or {})
+        self.progress = progress
+        if llm is None:
+            llm = vllm.LLM(
+                model=str(self.model_dir),
+                tensor_parallel_size=tensor_parallel_size,
+                gpu_memory_utilization=gpu_memory_utilization,
+                max_model_len=max_model_len,
+                dtype=dtype,
+                quantization=quantization,
+                seed=seed,
+                trust_remote_code=trust_remote_code,
+                enable_prefix_caching=enable_prefix_caching,
+                **self.api.engine_kwargs,
+            )
+        self.llm = llm
+        self.tokenizer = llm.get_tokenizer()
+        model_config = _model_config(llm)
+        self.context_window = int(model_config.max_model_len)
+        self.dtype = str(getattr(model_config, "dtype", dtype)).removeprefix("torch.")
+        self.prompt_tokens = 0  # over the engine's lifetime, for the prefix cache hit rate
+        self.cached_prompt_tokens = 0
+        self._count = functools.lru_cache(maxsize=8192)(self._count_uncached)
+        self._overhead = functools.lru_cache(maxsize=64)(self._overhead_uncached)
+
+    @functools.cached_property
+    def fingerprint(self) -> str:
+        """Model files, dtype and quantization; parallelism and memory settings do not change answers."""
+        return f"vllm:{model_fingerprint(self.model_dir)}:{self.dtype}:{self.quantization or 'none'}"
+
+    @property
+    def prefix_cache_hit_rate(self) -> float:
+        """The share of prompt tokens vLLM's prefix cache served, over this engine's lifetime (0 before any)."""
+        return self.cached_prompt_tokens / self.prompt_tokens if self.prompt_tokens else 0.0
+
+    def count_prompt_tokens(self, request: Request) -> int:
+        """The prompt's length in tokens once the model's chat template is applied."""
+        return self._count(request.messages)
+
+    def generate(
+        self, requests: list[Request], on_result: Callable[[int, Result], None] | None = None
+    ) -> list[Result]:
+        """Answer every request in one ``LLM.chat`` call, in the same order; asks too long are not sent."""
+        results: list[Result | None] = [None] * len(requests)
+        sent: list[int] = []
+        for i, request in enumerate(requests):
+            too_long = self._too_long(request)
+            if too_long is None:
+                sent.append(i)
+                continue
+            result = Result([Choice("", 0, "context_too_long")], prompt_tokens=too_long)
+            results[i] = result
+            if on_result is not None:
+                on_result(i, result)
+        if sent:
+            extra = {"chat_template_kwargs": self.chat_template_kwargs} if self.chat_template_kwargs else {}
+            outputs = self.llm.chat(
+                [_conversation(requests[i].messages) for i in sent],
+                sampling_params=[self.sampling_params(requests[i]) for i in sent],
+                use_tqdm=self.progress,
+                **extra,
+            )
+            if len(outputs) != len(sent):
+                raise LocalevalError(f"vLLM returned {len(outputs)} outputs for {len(sent)} prompts")
+            for i, output in zip(sent, outputs, strict=True):
+                result = _result(output)
+                self.prompt_tokens += result.prompt_tokens
+                self.cached_prompt_tokens += result.cached_prompt_tokens
+                results[i] = result
+                if on_result is not None:
+                    on_result(i, result)
+        return [r for r in results if r is not None]
+
+    def sampling_params(self, request: Request) -> Any:
+        """vLLM's SamplingParams for one ask: its budget, its schema, greedy unless it samples ``n``."""
+        kwargs: dict[str, Any] = {
+            "n": request.n,
+            "temperature": request.temperature,
+            "max_tokens": request.max_tokens,  # always set: vLLM's default of 16 cuts every JSON answer
+            self.api.field: self.api.params_class(json=request.schema),
+        }
+        if request.temperature > 0:
+            kwargs["seed"] = request.seed  # one seeded stream gives the n different samples
+        return self._sampling_params(**kwargs)
+
+    # -- context window -----------------------------------------------------------------------
+
+    def _too_long(self, request: Request) -> int | None:
+        """None when the ask fits the context window, else its prompt length in tokens.
+
+        Rendering the chat template costs about a millisecond an ask, so it is only done where a
+        cheap upper bound (template tokens plus one token per byte of content) does not fit.
+        """
+        budget = self.context_window - request.max_tokens
+        roles = tuple(role for role, _ in request.messages)
+        bound = self._overhead(roles)
+        if bound is not None:
+            bound += sum(len(content.encode()) for _, content in request.messages)
+            if bound <= budget:
+                return None
+        tokens = self.count_prompt_tokens(request)
+        return tokens if tokens > budget else None
+
+    def _render(self, messages: tuple[tuple[str, str], ...]) -> int:
+        rendered = self.tokenizer.apply_chat_template(
+            _conversation(messages), tokenize=False, add_generation_prompt=True, **self.chat_template_kwargs
+        )
+        if isinstance(rendered, str):  # vLLM's chat path adds no special tokens of its own
+            return len(self.tokenizer.encode(rendered, add_special_tokens=False))
+        return len(rendered)
+
+    def _count_uncached(self, messages: tuple[tuple[str, str], ...]) -> int:
+        return self._render(messages)
+
+    def _overhead_uncached(self, roles: tuple[str, ...]) -> int | None:
+        """The template's own tokens for this sequence of roles (None if it will not render empty turns)."""
+        try:
+            return self._render(tuple((role, "") for role in roles))
+        except Exception:
+            return None
+
+
+def _model_config(llm: Any) -> Any:
+    config = getattr(llm, "model_config", None)  # recent vLLM keeps it on the LLM itself
+    return config if config is not None else llm.llm_engine.model_config
+
+
+def _conversation(messages: tuple[tuple[str, str], ...]) -> list[dict[str, str]]:
+    return [{"role": role, "content": content} for role, content in messages]
+
+
+def _finish(reason: Any) -> FinishReason:
+    return reason if reason in ("stop", "length") else "error"
+
+
+def _result(output: Any) -> Result:
+    """A Result from vLLM's RequestOutput: token counts and finish reasons as vLLM reports them."""
+    completions = sorted(output.outputs, key=lambda c: getattr(c, "index", 0))
+    choices = [Choice(c.text, len(c.token_ids or ()), _finish(c.finish_reason)) for c in completions]
+    odd = sorted({str(c.finish_reason) for c in completions if _finish(c.finish_reason) == "error"})
+    return Result(
+        choices=choices,
+        prompt_tokens=len(output.prompt_token_ids or ()),
+        cached_prompt_tokens=int(getattr(output, "num_cached_tokens", None) or 0),
+        error=f"vLLM finished with {json.dumps(odd)}" if odd else None,
+    )
+
+
+__all__ = ["INSTALL_HINT", "StructuredOutputsApi", "VLLMEngine", "import_vllm", "structured_outputs_api"]

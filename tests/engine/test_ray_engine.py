@@ -1,0 +1,137 @@
+"""Scale-out on Ray: shards of a round over two scripted replicas on a local CPU cluster give the same
+scores as one process, share its cache, and a failing ask sinks only itself."""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import localeval
+from localeval.engine.base import Request
+from localeval.engine.ray_engine import EngineSpec, RayEngine, shard_bounds
+from localeval.engine.scripted import ScriptedEngine, rule_script
+from localeval.errors import LocalevalError
+
+METRICS = ["faithfulness", "context_precision", "answer_relevancy"]
+
+
+class HashEmbedder:
+    fingerprint = "hash-test"
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        out = np.zeros((len(texts), 16))
+        for i, t in enumerate(texts):
+            for w in t.lower().split():
+                out[i, sum(map(ord, w)) % 16] += 1.0
+        return out + 0.01
+
+
+def _rows(n: int = 6) -> list[dict[str, Any]]:
+    return [
+        {
+            "id": f"s{i}",
+            "user_input": f"Where is city {i}?",
+            "response": f"City {i} lies on the river Alpha. City {i} has {i} bridges." if i % 3 else "I don't know.",
+            "retrieved_contexts": [f"City {i} lies on the river Alpha.", "Bananas are yellow fruit."],
+            "reference": f"City {i} lies on the river Alpha.",
+        }
+        for i in range(n)
+    ]
+
+
+def test_shards_are_contiguous_balanced_and_never_empty() -> None:
+    assert shard_bounds([1, 1, 1, 1], 2) == [(0, 2), (2, 4)]
+    assert shard_bounds([10, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1], 2) == [(0, 1), (1, 11)]
+    assert shard_bounds([1, 1, 1, 1, 1, 1, 10], 2) == [(0, 6), (6, 7)]
+    assert shard_bounds([5, 5], 4) == [(0, 1), (1, 2)]
+    assert shard_bounds([100, 1, 1], 3) == [(0, 1), (1, 2), (2, 3)]
+    assert shard_bounds([], 3) == []
+    bounds = shard_bounds([1.0] * 10, 3)
+    assert bounds[0][0] == 0 and bounds[-1][1] == 10 and all(a < b for a, b in bounds)
+    assert all(prev[1] == nxt[0] for prev, nxt in itertools.pairwise(bounds))
+
+
+def test_without_ray_the_error_says_how_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "ray", None)
+    with pytest.raises(LocalevalError, match=r"pip install 'localeval\[ray\]'"):
+        RayEngine(2, EngineSpec("scripted"))
+
+
+def test_a_spec_asks_for_one_gpu_per_vllm_replica() -> None:
+    assert EngineSpec("vllm", "/models/judge", {"tensor_parallel_size": 2}).gpus() == 2.0
+    assert EngineSpec("vllm", "/models/judge").gpus() == 1.0
+    assert EngineSpec("scripted").gpus() == 0.0
+    with pytest.raises(LocalevalError, match="unknown engine kind"):
+        EngineSpec("llamacpp")()
+
+
+@pytest.fixture(scope="module")
+def ray_cluster() -> Iterator[Any]:
+    ray = pytest.importorskip("ray")
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        yield ray
+    finally:
+        ray.shutdown()
+
+
+def test_two_replicas_score_like_one_process_and_share_its_cache(ray_cluster: Any, tmp_path: Path) -> None:
+    engine = RayEngine(2, EngineSpec("scripted"))
+    try:
+        assert engine.fingerprint == ScriptedEngine(rule_script).fingerprint
+        cache = tmp_path / "judge.sqlite"
+        rows = _rows()
+        spread = localeval.evaluate(
+            rows, metrics=METRICS, judge=engine, embedder=HashEmbedder(), cache=cache, progress=False
+        )
+        single = localeval.evaluate(
+            rows, metrics=METRICS, judge=ScriptedEngine(rule_script), embedder=HashEmbedder(), progress=False
+        )
+        assert spread.to_pandas().equals(single.to_pandas())
+        assert spread.rows() == single.rows()  # traces too
+        assert engine.shard_sizes and all(len(sizes) == 2 for sizes in engine.shard_sizes)
+        assert [sum(sizes) for sizes in engine.shard_sizes] == [len(c) for c in _calls(rows)]
+        local = ScriptedEngine(rule_script)
+        again = localeval.evaluate(
+            rows, metrics=METRICS, judge=local, embedder=HashEmbedder(), cache=cache, progress=False
+        )
+        assert local.calls == []  # every answer came from the cache the replicas filled
+        pd.testing.assert_frame_equal(again.to_pandas(), single.to_pandas(), rtol=1e-6)  # embeddings: float32
+    finally:
+        engine.close()
+
+
+def _calls(rows: list[dict[str, Any]]) -> list[list[Request]]:
+    engine = ScriptedEngine(rule_script)
+    localeval.evaluate(rows, metrics=METRICS, judge=engine, embedder=HashEmbedder(), progress=False)
+    return engine.calls
+
+
+def test_a_failing_ask_fails_alone(ray_cluster: Any) -> None:
+    def script(label: str, data: dict[str, Any], request: Request) -> Any:
+        if label == "statements" and "4 bridges" in data["answer"]:
+            raise RuntimeError("the judge choked")
+        return rule_script(label, data, request)
+
+    engine = RayEngine(2, functools.partial(ScriptedEngine, script))  # a closure travels by value
+    try:
+        result = localeval.evaluate(_rows(), metrics="faithfulness", judge=engine, progress=False)
+        reasons = {row["id"]: row["metrics"]["faithfulness"]["nan_reason"] for row in result.rows()}
+        assert reasons == {"s0": None, "s1": None, "s2": None, "s3": None, "s4": "engine_error", "s5": None}
+        assert "the judge choked" in result.rows()[4]["metrics"]["faithfulness"]["trace"]["nan_detail"]
+        assert len(engine.shard_sizes[0]) > 2  # the failed shard was split again
+    finally:
+        engine.close()
+
+
+def test_a_replica_that_cannot_build_its_engine_says_why(ray_cluster: Any) -> None:
+    with pytest.raises(LocalevalError, match=r"could not build its engine(.|\n)*localeval\[vllm\]"):
+        RayEngine(1, EngineSpec("vllm", "/nowhere/judge"), num_gpus_per_replica=0)  # no vLLM on this node
