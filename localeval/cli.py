@@ -7,9 +7,9 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from localeval.api import JudgeOptions
 from localeval.cli_agree import add_agree_commands
 from localeval.cli_report import add_report_commands
-from localeval.api import JudgeOptions
 from localeval.errors import LocalevalError
 
 
@@ -101,10 +101,11 @@ def _judge_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     g = p.add_argument_group("GPU engines")
     g.add_argument("--engine", choices=("transformers", "vllm", "ray-vllm"), default="transformers",
-                   help="judge engine: transformers (CPU/GPU), vllm (a GPU machine), ray-vllm (vLLM replicas on Ray)")
+                   help="judge engine: transformers (CPU/GPU), vllm (GPU), ray-vllm (vLLM replicas on Ray)")
     g.add_argument("--replicas", type=int, default=1, help="ray-vllm: engine replicas (one per GPU if the judge fits)")
     g.add_argument("--ray-address", default=None, help="ray-vllm: cluster address (default: local, or a new one)")
-    g.add_argument("--tensor-parallel-size", type=int, default=1, help="vllm: GPUs per engine, for a judge too big for one")
+    g.add_argument("--tensor-parallel-size", type=int, default=1,
+                   help="vllm: GPUs per engine, for a judge too big for one")
     g.add_argument("--gpu-memory-utilization", type=float, default=0.9, help="vllm: share of GPU memory vLLM may take")
     g.add_argument("--max-model-len", type=int, default=None, help="vllm: context window (default: the model's)")
     g.add_argument("--dtype", default="auto", help="vllm: weights dtype (auto, bfloat16, float16)")
@@ -115,9 +116,15 @@ def judge_options(args: argparse.Namespace) -> JudgeOptions:
     """The engine settings the judge arguments ask for."""
     extra: dict[str, object] = {}
     if args.engine != "transformers":
-        extra = {"tensor_parallel_size": args.tensor_parallel_size, "gpu_memory_utilization": args.gpu_memory_utilization,
-                 "max_model_len": args.max_model_len, "dtype": args.dtype, "quantization": args.quantization,
-                 "seed": args.seed, "progress": not args.no_progress}
+        extra = {
+            "tensor_parallel_size": args.tensor_parallel_size,
+            "gpu_memory_utilization": args.gpu_memory_utilization,
+            "max_model_len": args.max_model_len,
+            "dtype": args.dtype,
+            "quantization": args.quantization,
+            "seed": args.seed,
+            "progress": not args.no_progress,
+        }
     return JudgeOptions(engine=args.engine, grammar=args.grammar, batch_size=args.batch_size, threads=args.threads,
                         trust_remote_code=args.trust_remote_code, replicas=args.replicas,
                         ray_address=args.ray_address, extra=extra)

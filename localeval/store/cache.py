@@ -45,7 +45,7 @@ def _now() -> str:
 
 
 class JudgeCache:
-    """Judge answers (JSON objects) and embeddings (float64 vectors: exact for float32 and float64 models alike) keyed by a hash of the request.
+    """Judge answers (JSON objects) and embeddings (float64 vectors) keyed by a hash of the request.
 
     WAL journal: a process killed mid-write loses at most its uncommitted transaction, and two
     processes may share one file. The first answer stored under a key wins; later puts of the same
