@@ -10,6 +10,7 @@ from pathlib import Path
 from localeval.api import JudgeOptions
 from localeval.cli_agree import add_agree_commands
 from localeval.cli_report import add_report_commands
+from localeval.cli_testset import add_testset_commands
 from localeval.errors import LocalevalError
 
 
@@ -168,6 +169,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_report_commands(sub)
     add_agree_commands(sub)
+    add_testset_commands(sub)
 
     metrics = sub.add_parser("metrics", help="list the metrics, the fields they need and their options")
     metrics.set_defaults(func=_metrics_list)

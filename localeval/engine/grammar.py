@@ -50,8 +50,9 @@ class GrammarBackend(Protocol):
 
 
 def schema_text(schema: dict[str, Any]) -> str:
-    """The canonical text of a schema: the cache key of its compiled grammar."""
-    return json.dumps(schema, sort_keys=True, separators=(",", ":"))
+    """The schema's text, the cache key of its compiled grammar. Keys keep their order: the order of
+    ``properties`` is the order the judge writes its fields in (a reason before its verdict)."""
+    return json.dumps(schema, separators=(",", ":"))
 
 
 def make_backend(

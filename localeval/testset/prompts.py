@@ -1,0 +1,332 @@
+"""The prompts of test-set generation: extraction per chunk, question writers, style rewriter, checks.
+
+Examples come from a made-up public library, so their facts cannot leak into questions about the
+user's documents. Every answer is bounded, and its shape stops a looping judge early: a question is one
+string that ends at its first question mark, a summary or reference answer is a short list of sentences,
+each ending at its first full stop (the field names sort in the order they should be written, as some
+grammar backends order properties alphabetically).
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel
+
+from localeval.prompts.base import Prompt, Schema, Settings, array, binary, obj, text, tokens_for_chars, with_reason
+
+SENTENCE_CHARS = 200
+SUMMARY_SENTENCES = 2
+REFERENCE_SENTENCES = 3
+NAME_CHARS = 40
+MAX_ENTITIES = 5
+MAX_THEMES = 3
+QUESTION_CHARS = 200
+KEYWORDS_CHARS = 100
+REASON_CHARS = 160
+
+REFUSAL = "The documents do not say."  # the reference answer of every unanswerable question
+# Names found only in the examples: a question or reference that holds one copied an example (small judges do).
+EXAMPLE_MARKERS = ("elmbrook",)
+
+_LIBRARY = (
+    "Borrowing\nMembers of the Elmbrook Library may borrow up to 12 books at a time for three weeks. "
+    "A loan can be renewed twice online. Late returns cost 20 cents a day per book."
+)
+_LIBRARY_2 = (
+    "Study rooms\nElmbrook Library members can book one of four study rooms for up to three hours a day. "
+    "Bookings open seven days ahead in the library app."
+)
+
+
+def question_text() -> Schema:
+    """One question: it ends at its first question mark (a judge cannot run on after it)."""
+    return {"type": "string", "pattern": rf"^[^?\n]{{8,{QUESTION_CHARS}}}\?$"}
+
+
+def sentences(max_items: int) -> Schema:
+    """One to ``max_items`` sentences, each ending at its first . ! or ? (a full stop before a digit is kept)."""
+    sentence = {"type": "string", "pattern": rf"^([^.!?\n]|\.[0-9]){{4,{SENTENCE_CHARS}}}[.!?]$"}
+    return array(sentence, 1, max_items)
+
+
+def _sentence_tokens(n: int) -> int:
+    return n * (tokens_for_chars(SENTENCE_CHARS) + 4)
+
+
+def join_sentences(items: list[str]) -> str:
+    """Sentences as one text, repeats (a looping judge) left out."""
+    return " ".join(dict.fromkeys(s.strip() for s in items if s.strip()))
+
+
+# --- extraction ---------------------------------------------------------------------------------
+
+
+class ExtractInput(BaseModel):
+    text: str
+
+
+class ExtractOutput(BaseModel):
+    entities: list[str]
+    summary: list[str]  # sentences
+    themes: list[str]
+
+
+def _extract_schema(inp: ExtractInput, settings: Settings) -> dict:
+    name = text(NAME_CHARS, 1)
+    return obj({
+        "entities": array(name, 1, MAX_ENTITIES),
+        "summary": sentences(SUMMARY_SENTENCES),
+        "themes": array(name, 1, MAX_THEMES),
+    })
+
+
+def _extract_tokens(inp: ExtractInput, settings: Settings) -> int:
+    return _sentence_tokens(SUMMARY_SENTENCES) + (MAX_ENTITIES + MAX_THEMES) * (tokens_for_chars(NAME_CHARS) + 2) + 16
+
+
+EXTRACT = Prompt(
+    name="testset_extract",
+    instruction=(
+        "You read one passage of a document. List its key entities (names of people, organisations, "
+        "products, places, tools, rules or numbers that matter), each a short noun phrase written as in "
+        "the passage; summarise what it says in one or two sentences; and list its themes, each a few "
+        "words naming a topic. Use only the passage."
+    ),
+    input_model=ExtractInput,
+    output_model=ExtractOutput,
+    examples=((
+        ExtractInput(text=_LIBRARY),
+        ExtractOutput(
+            entities=["Elmbrook Library", "12 books", "three weeks", "20 cents a day"],
+            summary=["Elmbrook Library members may borrow 12 books for three weeks and renew twice.",
+                     "Late returns cost 20 cents a day per book."],
+            themes=["book loans", "late fees"],
+        ),
+    ),),
+    schema=_extract_schema,
+    max_tokens=_extract_tokens,
+)
+
+
+# --- question writers ---------------------------------------------------------------------------
+
+
+class SingleHopInput(BaseModel):
+    context: str
+    entity: str
+
+
+class MultiHopAbstractInput(BaseModel):
+    contexts: list[str]
+    theme: str
+
+
+class MultiHopSpecificInput(BaseModel):
+    contexts: list[str]
+    entity: str
+
+
+class QAOutput(BaseModel):
+    question: str
+    reference: list[str]  # sentences
+
+
+def _qa_schema(inp: BaseModel, settings: Settings) -> dict:
+    return obj({"question": question_text(), "reference": sentences(REFERENCE_SENTENCES)})
+
+
+def _qa_tokens(inp: BaseModel, settings: Settings) -> int:
+    return tokens_for_chars(QUESTION_CHARS) + _sentence_tokens(REFERENCE_SENTENCES) + 8
+
+
+_ANSWER_RULE = (
+    " Then write the reference answer: one to three short sentences that answer the question using only "
+    "facts stated in the text, with no outside knowledge."
+)
+
+SINGLE_HOP = Prompt(
+    name="testset_single_hop",
+    instruction=(
+        "You write test questions for a question-answering system. Read the context and write one "
+        "specific question about the given entity that the context answers, as an employee or customer "
+        "would ask it, without mentioning 'the context'." + _ANSWER_RULE
+    ),
+    input_model=SingleHopInput,
+    output_model=QAOutput,
+    examples=((
+        SingleHopInput(context=_LIBRARY, entity="20 cents a day"),
+        QAOutput(question="How much does the Elmbrook Library charge when I return a book late?",
+                 reference=["Late returns cost 20 cents a day for each book."]),
+    ),),
+    schema=_qa_schema,
+    max_tokens=_qa_tokens,
+)
+
+MULTI_HOP_ABSTRACT = Prompt(
+    name="testset_multi_hop_abstract",
+    instruction=(
+        "You write test questions for a question-answering system. Read the related passages and write "
+        "one broader question about the given theme whose answer needs information from more than one "
+        "passage, as a user would ask it, without mentioning 'the passages'." + _ANSWER_RULE
+    ),
+    input_model=MultiHopAbstractInput,
+    output_model=QAOutput,
+    examples=((
+        MultiHopAbstractInput(contexts=[_LIBRARY, _LIBRARY_2], theme="member services"),
+        QAOutput(question="What can members of the Elmbrook Library use besides borrowing books, and on what terms?",
+                 reference=["Members borrow up to 12 books for three weeks.",
+                            "They can also book a study room for up to three hours a day, seven days ahead."]),
+    ),),
+    schema=_qa_schema,
+    max_tokens=_qa_tokens,
+)
+
+MULTI_HOP_SPECIFIC = Prompt(
+    name="testset_multi_hop_specific",
+    instruction=(
+        "You write test questions for a question-answering system. Two passages both mention the given "
+        "entity. Write one specific question about that entity that needs a fact from each passage to "
+        "answer, as a user would ask it, without mentioning 'the passages'." + _ANSWER_RULE
+    ),
+    input_model=MultiHopSpecificInput,
+    output_model=QAOutput,
+    examples=((
+        MultiHopSpecificInput(contexts=[_LIBRARY, _LIBRARY_2], entity="Elmbrook Library"),
+        QAOutput(question="How long can an Elmbrook Library member keep a book, and how long a study room?",
+                 reference=["A book can be kept for three weeks.",
+                            "A study room can be booked for up to three hours a day."]),
+    ),),
+    schema=_qa_schema,
+    max_tokens=_qa_tokens,
+)
+
+
+# --- unanswerable questions ---------------------------------------------------------------------
+
+
+class UnanswerableInput(BaseModel):
+    topics: list[str]
+    covered: list[str]  # summaries of what the documents do say, so the question avoids it
+
+
+class QuestionOutput(BaseModel):
+    question: str
+
+
+def _question_schema(inp: BaseModel, settings: Settings) -> dict:
+    return obj({"question": question_text()})
+
+
+def _question_tokens(inp: BaseModel, settings: Settings) -> int:
+    return tokens_for_chars(QUESTION_CHARS) + 8
+
+
+UNANSWERABLE_WRITER = Prompt(
+    name="testset_unanswerable",
+    instruction=(
+        "You write test questions that a question-answering system must refuse. Given the topics of a "
+        "document collection and summaries of what it covers, write one realistic question on those "
+        "topics that a user might ask but that the covered material does NOT answer: ask about a "
+        "detail, case or number the summaries do not mention. Do not ask about unrelated subjects."
+    ),
+    input_model=UnanswerableInput,
+    output_model=QuestionOutput,
+    examples=((
+        UnanswerableInput(
+            topics=["book loans", "late fees"],
+            covered=["Elmbrook Library members may borrow 12 books for three weeks, renew twice, and pay late fees."],
+        ),
+        QuestionOutput(question="Can I borrow e-books from the Elmbrook Library on my phone?"),
+    ),),
+    schema=_question_schema,
+    max_tokens=_question_tokens,
+)
+
+
+# --- query styles -------------------------------------------------------------------------------
+
+STYLES: dict[str, str] = {
+    "well_formed": "",  # the writers' own questions: no rewrite
+    "misspelled": "the same question typed in a hurry, with two or three spelling mistakes",
+    "web_search": "a few keywords as typed into a search engine, lower case, no question mark",
+    "short": "the shortest question that still asks the same thing, under ten words",
+    "long": "a longer question: one sentence about the asker's situation, then the same question",
+}
+
+
+class StyleInput(BaseModel):
+    question: str
+    style: str
+
+
+def _styled_schema(inp: StyleInput, settings: Settings) -> dict:
+    keywords = inp.style == STYLES["web_search"]  # keywords carry no question mark
+    return obj({"question": text(KEYWORDS_CHARS, 3) if keywords else question_text()})
+
+
+STYLE = Prompt(
+    name="testset_style",
+    instruction=(
+        "You rewrite a question in the requested style, the way real users type. Keep its meaning and "
+        "every name and number it asks about; do not answer it."
+    ),
+    input_model=StyleInput,
+    output_model=QuestionOutput,
+    examples=tuple(
+        (StyleInput(question="How many times can I renew a loan at the Elmbrook Library?", style=STYLES[s]),
+         QuestionOutput(question=q))
+        for s, q in (
+            ("misspelled", "How many times can I renw a loan at the Elmbrok Libary?"),
+            ("web_search", "elmbrook library renew loan how many times"),
+            ("short", "Elmbrook loan renewals allowed?"),
+            ("long", "I have three books from the Elmbrook Library that I have not finished yet. How many "
+                     "times can I renew a loan?"),
+        )
+    ),
+    schema=_styled_schema,
+    max_tokens=_question_tokens,
+)
+
+
+# --- checks -------------------------------------------------------------------------------------
+
+
+class AnsweredInput(BaseModel):
+    context: str
+    question: str
+
+
+class AnsweredOutput(BaseModel):
+    reason: str = ""
+    verdict: int  # 1: the passage answers the question
+
+
+def _answered_schema(inp: AnsweredInput, settings: Settings) -> dict:
+    return with_reason({"verdict": binary()}, settings, REASON_CHARS)
+
+
+def _answered_tokens(inp: AnsweredInput, settings: Settings) -> int:
+    return (tokens_for_chars(REASON_CHARS) if settings.reasons else 0) + 16
+
+
+ANSWERED = Prompt(
+    name="testset_answered",
+    instruction=(
+        "You check whether a passage answers a question. Verdict 1 if the passage states the answer "
+        "(fully or in part), verdict 0 if it does not: a passage on the same topic that leaves the "
+        "asked detail out does not answer it. Use only the passage."
+    ),
+    input_model=AnsweredInput,
+    output_model=AnsweredOutput,
+    examples=(
+        (AnsweredInput(context=_LIBRARY, question="How long is a loan at the Elmbrook Library?"),
+         AnsweredOutput(reason="The passage says loans last three weeks.", verdict=1)),
+        (AnsweredInput(context=_LIBRARY, question="Can I borrow e-books from the Elmbrook Library?"),
+         AnsweredOutput(reason="The passage is about book loans but says nothing about e-books.", verdict=0)),
+    ),
+    schema=_answered_schema,
+    max_tokens=_answered_tokens,
+)
+
+TESTSET_PROMPTS: tuple[Prompt, ...] = (
+    EXTRACT, SINGLE_HOP, MULTI_HOP_ABSTRACT, MULTI_HOP_SPECIFIC, UNANSWERABLE_WRITER, STYLE, ANSWERED,
+)
