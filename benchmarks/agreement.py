@@ -1,0 +1,54 @@
+"""Agreement with human labels on the WikiEval pairs (the Ragas paper's Table 1), for one judge.
+
+    python benchmarks/agreement.py --judge models/smollm2-135m-instruct
+
+For each question of ``ff.csv``, ``ar.csv`` and ``cr.csv``: does faithfulness, response relevancy
+or context relevance score the human-preferred candidate higher? Pairwise accuracy (ties and NaN
+count as half) next to the paper's gpt-3.5 figures and chance. See ``localeval/pairs.py``.
+Writes ``benchmarks/results/agreement.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench import RESULTS, add_judge_arguments, describe_machine, localeval_models, machine_line, write_json
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--pairs", default=None, help="folder with ff.csv, ar.csv, cr.csv "
+                        "(default: ../shared/data/wikieval_pairs)")
+    parser.add_argument("--files", default="ff,ar,cr", help="which pair files")
+    parser.add_argument("--limit", type=int, default=None, help="first N questions of each file")
+    parser.add_argument("--chunk-sentences", type=int, default=1, help="context relevance: sentences per chunk")
+    parser.add_argument("--no-reasons", action="store_true", help="ask for verdicts without reasons")
+    parser.add_argument("--cache", default=None, help="SQLite file of judge answers to reuse")
+    add_judge_arguments(parser)
+    parser.add_argument("--out", default=str(RESULTS / "agreement.json"))
+    args = parser.parse_args(argv)
+
+    from localeval.pairs import format_pairs_report, run_pairs
+    from localeval.prompts import Settings
+
+    machine = describe_machine()
+    judge, embedder, options = localeval_models(args)
+    report = run_pairs(args.pairs, judge, embedder, limit=args.limit, settings=Settings(reasons=not args.no_reasons),
+                       files=args.files.split(","), chunk_sentences=args.chunk_sentences, judge_options=options,
+                       cache=args.cache)
+    print(format_pairs_report(report))
+    print(f"machine: {machine_line(machine)}")
+    out = write_json(args.out, {
+        "command": "python benchmarks/agreement.py " + " ".join(sys.argv[1:] if argv is None else argv),
+        "machine": machine, "engine": args.engine, **report.to_dict(),
+    })
+    print(f"wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

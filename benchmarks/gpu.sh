@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Benchmarks on a machine with a GPU: speed and NaN rate against Ragas, then WikiEval agreement,
+# with localeval on the vLLM engine. Ragas runs through its transformers adapter on the same GPU.
+#
+#   bash benchmarks/gpu.sh models/Qwen2.5-7B-Instruct [N] [EMBEDDER]
+#
+# Needs: pip install -e '.[vllm]' in localeval's environment, benchmarks/setup_ragas.sh for Ragas
+# (skipped with SKIP_RAGAS=1), and the ClapNQ / WikiEval files in ../shared/data/.
+set -euo pipefail
+judge="${1:?usage: bash benchmarks/gpu.sh MODEL_FOLDER [N] [EMBEDDER]}"
+n="${2:-50}"
+embedder="${3:-models/all-minilm-l6-v2}"
+cd "$(dirname "$0")/.."
+python="${PYTHON:-python}"
+name="$(basename "$judge")"
+results="benchmarks/results/gpu-$name"
+mkdir -p "$results"
+nvidia-smi --query-gpu=name,memory.total --format=csv,noheader || true
+
+ragas_args=()
+if [[ "${SKIP_RAGAS:-0}" == 1 ]]; then
+  ragas_args+=(--skip-ragas)
+else
+  bash benchmarks/setup_ragas.sh
+  ragas_args+=(--ragas-time-limit "${RAGAS_TIME_LIMIT:-3600}" --ragas-json "$results/ragas_run.json")
+fi
+
+"$python" benchmarks/speed_vs_ragas.py --n "$n" --judge "$judge" --embedder "$embedder" --engine vllm \
+  "${ragas_args[@]}" --run-dir "runs/bench-gpu-$name" --out "$results/speed_vs_ragas.json" \
+  | tee "$results/speed_vs_ragas.txt"
+
+"$python" benchmarks/agreement.py --judge "$judge" --embedder "$embedder" --engine vllm \
+  --out "$results/agreement.json" | tee "$results/agreement.txt"
+
+if [[ "${SCALING:-0}" == 1 ]]; then
+  "$python" benchmarks/scaling.py --sizes "${SIZES:-10,50,200,1000}" --top-k 1,3,5 --judge "$judge" \
+    --embedder "$embedder" --engine vllm --out "$results/scaling.json" | tee "$results/scaling.txt"
+fi
+echo "results in $results/"

@@ -1,0 +1,196 @@
+"""Speed and NaN rate: localeval against Ragas 0.4.3, same judge, embedder, samples and metrics.
+
+    python benchmarks/speed_vs_ragas.py --n 10 --judge models/smollm2-135m-instruct \\
+        --embedder models/all-minilm-l6-v2
+
+localeval runs here (``localeval.evaluate``, no cache); Ragas runs in ``benchmarks/.ragas-venv``
+(``bash benchmarks/setup_ragas.sh``) through ``ragas_run.py``. Both score the same ClapNQ samples
+with faithfulness, response relevancy, context precision, context recall, factual correctness and
+noise sensitivity. Writes ``benchmarks/results/speed_vs_ragas.json`` and prints one table per system
+and the ratio. ``--ragas-time-limit`` stops Ragas from starting new samples after that many seconds:
+its figures then cover the samples it finished, and the table says so.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench import REPO, RESULTS, add_judge_arguments, describe_machine, localeval_models, machine_line, model_path
+from clapnq import build_samples, write_jsonl
+
+METRICS = ("faithfulness", "answer_relevancy", "context_precision", "context_recall", "factual_correctness",
+           "noise_sensitivity")
+RAGAS_PYTHON = REPO / "benchmarks" / ".ragas-venv" / "bin" / "python"
+
+
+def run_localeval(samples: list[dict[str, Any]], args: argparse.Namespace) -> dict[str, Any]:
+    """Score with localeval; its figures as a dict shaped like ragas_run.py's."""
+    import localeval
+
+    judge, embedder, options = localeval_models(args)
+    started = time.perf_counter()
+    result = localeval.evaluate(samples, metrics=list(METRICS), judge=judge, embedder=embedder,
+                                judge_options=options, out=args.run_dir, cache=False, progress=args.progress)
+    total = time.perf_counter() - started
+    summary = result.summary_dict()
+    t = summary["total"]
+    metrics = {}
+    for name in METRICS:
+        m, u = summary["metrics"][name], summary["usage"][name]
+        metrics[name] = {"mean": m.get("mean"), "valid": m.get("valid"), "nan_count": m.get("nan_count"),
+                         "nan_share": m.get("nan_share"), "nan_reasons": m.get("nan_reasons", {}),
+                         "calls": u["judge_calls"], "completion_tokens": u["completion_tokens"],
+                         "prompt_tokens": u["prompt_tokens"], "seconds": u["engine_seconds"]}
+    return {
+        "system": f"localeval {localeval.__version__} ({args.engine})",
+        "samples": len(samples), "samples_done": len(samples), "finished": True,
+        "load_seconds": round(total - t["wall_seconds"], 3), "wall_seconds": t["wall_seconds"],
+        "samples_per_second": t["samples_per_second"], "judge_calls": t["judge_calls"],
+        "engine_calls": t["engine_calls"], "rounds": t["rounds"], "prompt_tokens": t["prompt_tokens"],
+        "completion_tokens": t["completion_tokens"], "metrics": metrics, "judge": summary["run"]["judge"],
+    }
+
+
+def run_ragas(samples_file: Path, args: argparse.Namespace) -> dict[str, Any]:
+    """Launch ragas_run.py in the Ragas venv; its JSON (partial when stopped or killed)."""
+    python = Path(args.ragas_python)
+    if not python.exists():
+        raise SystemExit(f"{python} not found: create the Ragas environment with "
+                         "`bash benchmarks/setup_ragas.sh`, or pass --skip-ragas")
+    out = Path(args.ragas_json or RESULTS / "ragas_run.json")
+    command = [str(python), str(REPO / "benchmarks" / "ragas_run.py"), "--samples", str(samples_file),
+               "--judge", model_path(args.judge), "--embedder", model_path(args.embedder), "--out", str(out),
+               "--max-tokens", str(args.ragas_max_tokens)]
+    if args.threads:
+        command += ["--threads", str(args.threads)]
+    if args.ragas_time_limit:
+        command += ["--time-limit", str(args.ragas_time_limit)]
+    if args.no_json_stop:
+        command.append("--no-json-stop")
+    env = {**os.environ, "RAGAS_DO_NOT_TRACK": "true", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    print("running Ragas:", " ".join(command), file=sys.stderr, flush=True)
+    started = time.perf_counter()
+    hard_limit = args.ragas_time_limit * 3 + 600 if args.ragas_time_limit else None  # one sample may overrun
+    try:
+        subprocess.run(command, env=env, check=True, timeout=hard_limit)
+        stopped = None
+    except subprocess.TimeoutExpired:
+        stopped = f"killed after {hard_limit:.0f} s"
+    data = json.loads(out.read_text())
+    data["process_seconds"] = round(time.perf_counter() - started, 3)
+    if stopped:
+        data["stopped"] = stopped
+    return data
+
+
+def _num(v: Any, fmt: str = ".3f") -> str:
+    return "-" if v is None else format(v, fmt)
+
+
+def _reasons(m: dict[str, Any]) -> str:
+    return ", ".join(f"{k} {v}" for k, v in sorted(m.get("nan_reasons", {}).items())) or "-"
+
+
+def system_table(r: dict[str, Any]) -> str:
+    """One system: totals, then per metric its mean, NaN share and why, calls and tokens."""
+    done = f"{r['samples_done']}/{r['samples']}" if not r.get("finished") else str(r["samples"])
+    lines = [f"== {r['system']}: {done} samples, {r['wall_seconds']:.1f} s scoring "
+             f"(+{r['load_seconds']:.1f} s loading), {_num(r['samples_per_second'], '.4f')} samples/s, "
+             f"{r['judge_calls']} judge calls, {r['completion_tokens']} completion tokens"
+             + (f", {r['engine_calls']} engine calls in {r['rounds']} rounds" if "engine_calls" in r else "")]
+    if r.get("stopped"):
+        lines.append(f"   stopped early: {r['stopped']}; figures cover the samples it finished")
+    head = f"{'metric':<20} {'mean':>6} {'NaN':>10} {'why':<28} {'calls':>6} {'compl tok':>9} {'judge s':>8}"
+    lines += [head, "-" * len(head)]
+    for name in METRICS:
+        m = r["metrics"].get(name)
+        if m is None:
+            continue
+        scored = m.get("scored", r["samples_done"])
+        nan = f"{m['nan_count']}/{scored}"
+        lines.append(f"{name:<20} {_num(m['mean']):>6} {nan:>10} {_reasons(m)[:28]:<28} {m['calls']:>6} "
+                     f"{m['completion_tokens']:>9} {m['seconds']:>8.1f}")
+    return "\n".join(lines)
+
+
+def ratios(local: dict[str, Any], ragas: dict[str, Any]) -> dict[str, Any]:
+    """localeval / Ragas, per sample so that a Ragas run stopped early still compares."""
+    n_l, n_r = local["samples_done"], ragas["samples_done"]
+    if not n_r:
+        return {"note": "Ragas finished no sample"}
+
+    def per(r: dict[str, Any], key: str, n: int) -> float:
+        return r[key] / n
+
+    out = {key: round(per(local, key, n_l) / per(ragas, key, n_r), 4) if ragas[key] else None
+           for key in ("wall_seconds", "judge_calls", "completion_tokens")}
+    out["speedup"] = round(per(ragas, "wall_seconds", n_r) / per(local, "wall_seconds", n_l), 2)
+    out["ragas_seconds_for_all_samples"] = round(per(ragas, "wall_seconds", n_r) * ragas["samples"], 1)
+    out["basis"] = "per sample" if n_r == n_l else f"per sample: Ragas finished {n_r} of {ragas['samples']}"
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--n", type=int, default=10, help="ClapNQ samples")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--top-k", type=int, default=3)
+    parser.add_argument("--wrong-share", type=float, default=0.3)
+    add_judge_arguments(parser)
+    parser.add_argument("--skip-ragas", action="store_true", help="run localeval only")
+    parser.add_argument("--ragas-python", default=str(RAGAS_PYTHON))
+    parser.add_argument("--ragas-json", default=None, help="where ragas_run.py writes (default: results/)")
+    parser.add_argument("--ragas-max-tokens", type=int, default=1024, help="Ragas' default max_tokens")
+    parser.add_argument("--ragas-time-limit", type=float, default=None,
+                        help="Ragas starts no new sample after this many seconds")
+    parser.add_argument("--no-json-stop", action="store_true",
+                        help="Ragas adapter: generate to EOS or max tokens, not only until the JSON closes")
+    parser.add_argument("--progress", action="store_true", help="show localeval's progress bars")
+    parser.add_argument("--run-dir", default=str(REPO / "runs" / "bench-speed-localeval"))
+    parser.add_argument("--out", default=str(RESULTS / "speed_vs_ragas.json"))
+    args = parser.parse_args(argv)
+
+    machine = describe_machine()
+    samples = build_samples(args.n, seed=args.seed, top_k=args.top_k, wrong_share=args.wrong_share)
+    print(f"{len(samples)} ClapNQ samples (seed {args.seed}, top-k {args.top_k}); machine: "
+          f"{machine_line(machine)}", flush=True)
+    local = run_localeval(samples, args)
+    print(system_table(local), flush=True)
+    ragas = None
+    if not args.skip_ragas:
+        with tempfile.TemporaryDirectory() as tmp:
+            ragas = run_ragas(write_jsonl(samples, Path(tmp) / "samples.jsonl"), args)
+        print(system_table(ragas))
+    result: dict[str, Any] = {
+        "command": "python benchmarks/speed_vs_ragas.py " + " ".join(sys.argv[1:] if argv is None else argv),
+        "machine": machine, "machine_load_at_end": [round(x, 2) for x in os.getloadavg()],
+        "samples": {"source": "ClapNQ dev", "n": args.n, "seed": args.seed, "top_k": args.top_k,
+                    "wrong_share": args.wrong_share},
+        "metrics": list(METRICS), "localeval": local, "ragas": ragas,
+        "ratio_localeval_over_ragas": ratios(local, ragas) if ragas else None,
+    }
+    if ragas:
+        r = result["ratio_localeval_over_ragas"]
+        if "speedup" in r:
+            print(f"\nlocaleval / Ragas ({r['basis']}): wall time {r['wall_seconds']}, judge calls "
+                  f"{r['judge_calls']}, completion tokens {r['completion_tokens']}; localeval is "
+                  f"{r['speedup']}x faster (Ragas would need about {r['ragas_seconds_for_all_samples']:.0f} s "
+                  f"for all {ragas['samples']} samples)")
+    from bench import write_json
+
+    print(f"wrote {write_json(args.out, result)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
