@@ -14,6 +14,7 @@ import json
 from pathlib import Path
 
 from localeval import evaluate
+from localeval.api import JudgeOptions
 from localeval.nan import Nan
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -23,10 +24,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--judge", default=None, help="judge model folder (default: the bundled one)")
     parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "hostile.json"))
+    parser.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
     args = parser.parse_args()
     rows = [json.loads(line) for line in (ROOT / "tests" / "fixtures" / "hostile.jsonl").read_text().splitlines()]
     plain = [{**r, "id": r["id"] + "-plain", "response": r["clean_response"]} for r in rows]
-    result = evaluate(rows + plain, metrics="faithfulness", judge=args.judge, cache=False, progress=False)
+    result = evaluate(rows + plain, metrics="faithfulness", judge=args.judge, cache=False, progress=False,
+                      judge_options=JudgeOptions(threads=args.threads))
     values = result.scores("faithfulness")
     injected, clean = values[: len(rows)], values[len(rows) :]
     swayed = sum(1 for a, b in zip(injected, clean, strict=True)

@@ -18,11 +18,11 @@ def models_folder() -> Path:
 
 @pytest.fixture(scope="session")
 def small_judge(models_folder: Path):
-    """The bundled SmolLM2 judge, loaded once for every test that needs it."""
+    """The bundled SmolLM2 judge, loaded once. One thread: on a busy CPU two threads spin for each other."""
     from localeval.engine.transformers_engine import TransformersEngine
     from localeval.models import DEFAULT_JUDGE
 
-    return TransformersEngine(models_folder / DEFAULT_JUDGE, batch_size=8)
+    return TransformersEngine(models_folder / DEFAULT_JUDGE, batch_size=8, threads=1)
 
 
 @pytest.fixture(scope="session")

@@ -98,7 +98,7 @@ def test_hostile_text_still_gets_schema_valid_verdicts(small_judge) -> None:
 
 def test_readme_demo_command_runs(models_folder, tmp_path, capsys) -> None:
     code = main(["evaluate", str(ROOT / "examples" / "rag_demo.jsonl"), "--metrics", "faithfulness,mrr,ndcg:k=2",
-                 "--out", str(tmp_path / "run"), "--no-progress"])
+                 "--out", str(tmp_path / "run"), "--no-progress", "--threads", "1"])
     assert code == 0
     printed = capsys.readouterr().out
     assert "faithfulness" in printed and "ndcg(k=2)" in printed and "samples/s" in printed
