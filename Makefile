@@ -22,7 +22,8 @@ models: setup
 	$(BIN)/localeval models prepare
 
 demo: models
-	$(BIN)/localeval evaluate examples/rag_demo.jsonl --out runs/demo
+	$(BIN)/localeval evaluate examples/rag_demo.jsonl --out runs/demo \
+		--metrics faithfulness,context_precision,answer_relevancy,mrr,ndcg:k=2
 
 test: models
 	$(BIN)/python -m pytest -q
