@@ -40,8 +40,13 @@ def noise_score(
     return float(np.mean(from_relevant & incorrect))
 
 
-def noise_sensitivity(sample: Sample, trace: dict, mode: str = "relevant") -> Steps:
-    """Statements of reference and response, each judged against every chunk and the reference."""
+def noise_sensitivity(sample: Sample, trace: dict, mode: str = "relevant", asks: str = "merged") -> Steps:
+    """Statements of reference and response, each judged against every chunk and the reference.
+
+    ``asks="merged"`` (default) judges both statement lists against a chunk in one ask and splits
+    its verdicts (N + 3 asks for N chunks); ``"separate"`` asks once per list and chunk, as Ragas
+    does (2N + 3). Both give the same verdict matrices to the same arithmetic.
+    """
     assert sample.user_input is not None and sample.reference is not None and sample.response is not None
     ref_st, resp_st = yield [
         Ask(STATEMENTS, StatementsInput(question=sample.user_input, answer=sample.reference)),
@@ -51,13 +56,19 @@ def noise_sensitivity(sample: Sample, trace: dict, mode: str = "relevant") -> St
     if not ref_st.statements or not resp_st.statements:
         return Nan("no_statements")
     contexts = list(sample.retrieved_contexts or ())
-    asks = [Ask(NLI, NLIInput(context=c, statements=ref_st.statements)) for c in contexts]
-    asks += [Ask(NLI, NLIInput(context=c, statements=resp_st.statements)) for c in contexts]
-    asks.append(Ask(NLI, NLIInput(context=sample.reference, statements=resp_st.statements)))
-    judged = yield asks
-    verdicts = [[v.verdict for v in j.verdicts] for j in judged]
-    n = len(contexts)
-    ref_by_ctx, resp_by_ctx, resp_in_ref = verdicts[:n], verdicts[n : 2 * n], verdicts[-1]
+    n, m = len(contexts), len(ref_st.statements)
+    in_ref = Ask(NLI, NLIInput(context=sample.reference, statements=resp_st.statements))
+    if asks == "merged":
+        both = [*ref_st.statements, *resp_st.statements]
+        judged = yield [*(Ask(NLI, NLIInput(context=c, statements=both)) for c in contexts), in_ref]
+        by_ctx = [[v.verdict for v in j.verdicts] for j in judged[:n]]
+        ref_by_ctx, resp_by_ctx = [row[:m] for row in by_ctx], [row[m:] for row in by_ctx]
+    else:
+        judged = yield [*(Ask(NLI, NLIInput(context=c, statements=ref_st.statements)) for c in contexts),
+                        *(Ask(NLI, NLIInput(context=c, statements=resp_st.statements)) for c in contexts), in_ref]
+        verdicts = [[v.verdict for v in j.verdicts] for j in judged[: 2 * n]]
+        ref_by_ctx, resp_by_ctx = verdicts[:n], verdicts[n:]
+    resp_in_ref = [v.verdict for v in judged[-1].verdicts]
     trace["reference_by_context"], trace["response_by_context"] = ref_by_ctx, resp_by_ctx
     trace["response_in_reference"] = resp_in_ref
     return noise_score(ref_by_ctx, resp_by_ctx, resp_in_ref, mode)

@@ -105,9 +105,10 @@ def _case_setup(case: dict[str, Any]) -> tuple[str, Sample, Any, Any]:
                 return {"statements": _names(prefix, len(source[0]))}
             if data["context"] == "the reference":
                 verdicts = in_ref
-            else:
+            else:  # one ask per list and chunk, or one per chunk with both lists (merged)
                 k = int(data["context"].split()[-1])
-                verdicts = (by_ref if data["statements"][0].startswith("ref") else by_resp)[k]
+                verdicts = [(by_ref if s.startswith("ref") else by_resp)[k][int(s.split()[-1])]
+                            for s in data["statements"]]
             return {"verdicts": [{"reason": "", "verdict": v} for v in verdicts]}
 
     else:  # pragma: no cover - a new metric in the file
@@ -136,6 +137,29 @@ def test_reproduces_ragas(case: dict[str, Any]) -> None:
     else:
         assert isinstance(value, float), f"expected {expected}, got {value}"
         assert math.isclose(value, expected, rel_tol=0, abs_tol=1e-9), (value, expected)
+
+
+NOISE_CASES = [c for c in CASES if c["metric"] == "noise_sensitivity" and c["expected"] is not None]
+
+
+@pytest.mark.parametrize("layout", ["merged", "separate"])
+@pytest.mark.parametrize("case", NOISE_CASES, ids=[f"noise-{i}" for i in range(len(NOISE_CASES))])
+def test_noise_sensitivity_ask_layouts_reproduce_ragas(case: dict[str, Any], layout: str) -> None:
+    """Both lists per chunk in one ask (N + 1 NLI asks), or Ragas' one ask per list and chunk (2N + 1)."""
+    name, sample, script, embedder = _case_setup(case)
+    nli_asks: list[int] = []
+
+    def counting(label: str, data: dict, request: Any) -> Any:
+        if label == "nli":
+            nli_asks.append(len(data["statements"]))
+        return script(label, data, request)
+
+    spec = parse_metric(f"{name}:asks={layout}")
+    out = Scheduler(ScriptedEngine(counting), embedder, progress=False).run([sample], [spec])
+    value = out.outcomes[spec.name][0]
+    assert isinstance(value, float) and math.isclose(value, case["expected"], abs_tol=1e-9)
+    n = len(sample.retrieved_contexts or ())
+    assert len(nli_asks) == (n + 1 if layout == "merged" else 2 * n + 1)
 
 
 def test_covers_all_250_cases() -> None:
