@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from pydantic import BaseModel
 
 from localeval.prompts.base import Prompt, Settings, array, binary, obj, text
@@ -26,8 +28,18 @@ class AttributionOutput(BaseModel):
     classifications: list[Attribution]
 
 
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+def sentence_count(text: str) -> int:
+    """Sentences in a text (lines, then full stops, question and exclamation marks); at least 1."""
+    return max(1, sum(1 for line in text.splitlines() for s in _SENTENCE_END.split(line) if s.strip()))
+
+
 def _max_items(inp: AttributionInput) -> int:
-    return max(4, min(40, len(inp.answer) // 40 + 2))
+    # One classification per sentence of the answer, with room for a sentence split in two or three.
+    # A looping small model otherwise invents statements until its token budget runs out.
+    return min(40, sentence_count(inp.answer) + 2)
 
 
 def _schema(inp: AttributionInput, settings: Settings) -> dict:
@@ -41,7 +53,7 @@ def _schema(inp: AttributionInput, settings: Settings) -> dict:
 def _max_tokens(inp: AttributionInput, settings: Settings) -> int:
     reasons = (REASON_CHARS // 3 + 8) if settings.reasons else 0
     per_item = 24 + reasons
-    return min(len(inp.answer) // 2 + 96 + (len(inp.answer) // 40 + 2) * per_item,
+    return min(len(inp.answer) // 2 + 96 + _max_items(inp) * per_item,
                _max_items(inp) * (STATEMENT_CHARS // 3 + per_item) + 16)
 
 

@@ -1,0 +1,37 @@
+"""Answer schemas are bounded by the input, so a looping small judge cannot run away."""
+
+from __future__ import annotations
+
+from localeval.prompts import ATTRIBUTION, NLI, AttributionInput, NLIInput, Settings
+from localeval.prompts.context_recall import sentence_count
+
+
+def test_sentence_count():
+    assert sentence_count("One. Two? Three! Four") == 4
+    assert sentence_count("A line\nand another line.") == 2
+    assert sentence_count("") == 1
+    assert sentence_count("Dr.Smith came at 3.5 pm.") == 1  # no space after the stop: one sentence
+
+
+def test_attribution_allows_a_few_more_classifications_than_sentences():
+    inp = AttributionInput(question="q", context="c", answer="It rains. It is cold. Wind blows from the north.")
+    schema = ATTRIBUTION.schema(inp, Settings())
+    items = schema["properties"]["classifications"]
+    assert (items["minItems"], items["maxItems"]) == (0, 5)
+    long = AttributionInput(question="q", context="c", answer="A fact. " * 100)
+    assert ATTRIBUTION.schema(long, Settings())["properties"]["classifications"]["maxItems"] == 40
+
+
+def test_attribution_budget_covers_the_answer_and_shrinks_without_reasons():
+    inp = AttributionInput(question="q", context="c", answer="It rains. It is cold. Wind blows from the north.")
+    with_reasons = ATTRIBUTION.max_tokens(inp, Settings())
+    without = ATTRIBUTION.max_tokens(inp, Settings(reasons=False))
+    assert without < with_reasons < 1000
+    assert without >= len(inp.answer) // 3  # the statements restate the answer
+
+
+def test_nli_asks_exactly_one_verdict_per_statement():
+    schema = NLI.schema(NLIInput(context="c", statements=["a", "b", "c"]), Settings(reasons=False))
+    verdicts = schema["properties"]["verdicts"]
+    assert (verdicts["minItems"], verdicts["maxItems"]) == (3, 3)
+    assert list(verdicts["items"]["properties"]) == ["verdict"]
