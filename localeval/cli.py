@@ -6,6 +6,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from localeval.api import JudgeOptions
 from localeval.cli_agree import add_agree_commands
@@ -16,7 +17,6 @@ from localeval.errors import LocalevalError
 
 def _evaluate(args: argparse.Namespace) -> int:
     from localeval.api import evaluate
-    from localeval.prompts.base import Settings
 
     cache: str | bool = args.cache if args.cache else not args.no_cache
     result = evaluate(
@@ -27,7 +27,7 @@ def _evaluate(args: argparse.Namespace) -> int:
         out=args.out,
         cache=cache,
         judge_options=judge_options(args),
-        settings=Settings(reasons=not args.no_reasons),
+        settings=judge_settings(args),
         seed=args.seed,
         progress=not args.no_progress,
         on_missing=args.on_missing,
@@ -53,13 +53,12 @@ def _rescore(args: argparse.Namespace) -> int:
 
 
 def _estimate(args: argparse.Namespace) -> int:
-    from localeval.prompts.base import Settings
     from localeval.rerun import estimate
 
     result = estimate(
         args.data, args.metrics, args.judge, args.embedder, sample=args.sample, seed=args.seed,
         judge_options=judge_options(args),
-        settings=Settings(reasons=not args.no_reasons), progress=not args.no_progress,
+        settings=judge_settings(args), progress=not args.no_progress,
     )
     print(result.table())
     return 0
@@ -94,9 +93,16 @@ def _judge_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--embedder", default=None, help="local embedding model folder (default: models/all-minilm-l6-v2)")
     p.add_argument("--grammar", choices=("xgrammar", "outlines"), default="xgrammar",
                    help="grammar backend for constrained decoding (default: xgrammar)")
-    p.add_argument("--batch-size", type=int, default=8, help="asks decoded together by the transformers engine")
+    p.add_argument("--batch-size", type=int, default=16,
+                   help="most asks decoded together by the transformers engine")
+    p.add_argument("--batch-tokens", type=int, default=8192,
+                   help="transformers engine: token budget of a batch, rows x (longest prompt tail + longest "
+                        "answer); 0: no budget, batches of --batch-size")
     p.add_argument("--threads", type=int, default=None, help="CPU threads for torch (default: all cores)")
     p.add_argument("--no-reasons", action="store_true", help="ask for verdicts without free-text reasons")
+    p.add_argument("--votes", type=int, default=1,
+                   help="verdict asks: sample N answers and take each verdict's majority (default 1: greedy)")
+    p.add_argument("--temperature", type=float, default=0.7, help="sampling temperature of --votes (default 0.7)")
     p.add_argument("--seed", type=int, default=0, help="seed for sampled generations")
     p.add_argument("--trust-remote-code", action="store_true", help="allow the model folder's own code")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
@@ -113,6 +119,17 @@ def _judge_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--quantization", default=None, help="vllm: awq, gptq, fp8, ... (default: from the model folder)")
 
 
+def judge_settings(args: argparse.Namespace) -> Any:
+    """What the judge is asked: reasons, few-shot examples, votes."""
+    from localeval.prompts.base import Settings
+
+    try:
+        return Settings(reasons=not args.no_reasons, max_examples=getattr(args, "max_examples", None),
+                        votes=args.votes, temperature=args.temperature)
+    except ValueError as error:
+        raise LocalevalError(str(error)) from None
+
+
 def judge_options(args: argparse.Namespace) -> JudgeOptions:
     """The engine settings the judge arguments ask for."""
     extra: dict[str, object] = {}
@@ -126,7 +143,8 @@ def judge_options(args: argparse.Namespace) -> JudgeOptions:
             "seed": args.seed,
             "progress": not args.no_progress,
         }
-    return JudgeOptions(engine=args.engine, grammar=args.grammar, batch_size=args.batch_size, threads=args.threads,
+    return JudgeOptions(engine=args.engine, grammar=args.grammar, batch_size=args.batch_size,
+                        batch_tokens=args.batch_tokens or None, threads=args.threads,
                         trust_remote_code=args.trust_remote_code, replicas=args.replicas,
                         ray_address=args.ray_address, extra=extra)
 

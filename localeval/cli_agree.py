@@ -32,8 +32,8 @@ def _agree(args: argparse.Namespace) -> int:
         print(format_agreement(report))
         out["agreement"] = report.to_dict()
     if args.pairs is not None:
+        from localeval.cli import judge_settings
         from localeval.pairs import format_pairs_report, run_pairs
-        from localeval.prompts.base import Settings
 
         if args.labels is not None:
             print()
@@ -42,7 +42,7 @@ def _agree(args: argparse.Namespace) -> int:
             raise LocalevalError(f"--pairs {folder}: no such folder; give the folder that holds ff.csv, ar.csv "
                                  "and cr.csv")
         pairs = run_pairs(folder, args.judge, args.embedder, limit=args.limit, cache=args.cache,
-                          settings=Settings(reasons=not args.no_reasons, max_examples=args.max_examples),
+                          settings=judge_settings(args),
                           seed=args.seed, progress=not args.no_progress)
         print(format_pairs_report(pairs))
         out["pairs"] = pairs.to_dict()
@@ -73,6 +73,8 @@ def add_agree_commands(sub: argparse._SubParsersAction) -> None:
     ag.add_argument("--limit", type=int, default=None, help="--pairs: the first N questions of each file")
     ag.add_argument("--no-reasons", action="store_true", help="--pairs: verdicts without a reason first")
     ag.add_argument("--max-examples", type=int, default=None, help="--pairs: at most N few-shot examples")
+    ag.add_argument("--votes", type=int, default=1, help="--pairs: majority of N sampled verdicts (default 1)")
+    ag.add_argument("--temperature", type=float, default=0.7, help="--pairs: sampling temperature of --votes")
     ag.add_argument("--cache", default=None, help="--pairs: a judge cache file to reuse between runs")
     ag.add_argument("--no-progress", action="store_true", help="--pairs: no progress bars")
     ag.add_argument("--json", default=None, metavar="OUT", help="also write the results as JSON")

@@ -35,7 +35,7 @@ from localeval.errors import LocalevalError
 from localeval.metrics.context_precision import precision_at_k_score
 from localeval.metrics.registry import MetricDef, MetricSpec, parse_metric
 from localeval.nan import Nan
-from localeval.prompts.base import DEFAULT_SETTINGS, Prompt, Settings, binary, with_reason
+from localeval.prompts.base import DEFAULT_SETTINGS, Prompt, Settings, binary, vote_field, with_reason
 from localeval.scheduler import Scheduler, group_by_metric
 from localeval.steps import Ask, Steps
 from localeval.store.cache import JudgeCache
@@ -241,6 +241,7 @@ CONTEXT_RELEVANCE: Prompt[RelevanceInput, RelevanceOutput] = Prompt(
     ),
     schema=lambda inp, settings: with_reason({"verdict": binary()}, settings, REASON_CHARS),
     max_tokens=lambda inp, settings: (REASON_CHARS // 3 + 24) if settings.reasons else 12,
+    vote=vote_field(),
 )
 
 

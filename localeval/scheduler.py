@@ -247,14 +247,22 @@ class Scheduler:
             job.trace.setdefault("truncated_inputs", []).append({"prompt": ask.prompt.name, **note})
         return self._key(request), request
 
+    def _voted(self, ask: Ask) -> bool:
+        """A verdict ask answered by the majority of several sampled answers (Settings.votes)."""
+        return ask.n == 1 and self.settings.votes > 1 and ask.prompt.vote is not None
+
     def _request(self, ask: Ask) -> Request:
         prompt = ask.prompt
+        if self._voted(ask):
+            n, temperature = self.settings.votes, self.settings.temperature
+        else:
+            n, temperature = ask.n, prompt.sampling_temperature if ask.n > 1 else 0.0
         return Request(
             messages=prompt.messages(ask.input, self.settings),
             schema=prompt.schema(ask.input, self.settings),
             max_tokens=prompt.max_tokens(ask.input, self.settings),
-            temperature=prompt.sampling_temperature if ask.n > 1 else 0.0,
-            n=ask.n,
+            temperature=temperature,
+            n=n,
             seed=self.seed,
             label=prompt.name,
         )
@@ -359,6 +367,8 @@ class Scheduler:
             raise AskFailed("truncated", "the answer hit the token limit, also on a retry with a larger budget")
         try:
             parsed = [ask.prompt.parse(c["text"]) for c in choices]
+            if self._voted(ask) and ask.prompt.vote is not None:
+                return ask.prompt.vote(parsed)
         except ValueError as error:
             raise AskFailed("invalid_output", f"{ask.prompt.name}: {error}") from None
         return tuple(parsed) if ask.n > 1 else parsed[0]

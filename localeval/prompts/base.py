@@ -9,7 +9,7 @@ response or a context cannot pass for the prompt's own instructions or delimiter
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
@@ -27,6 +27,14 @@ class Settings:
 
     reasons: bool = True  # ask for a short free-text reason before each verdict
     max_examples: int | None = None  # cap on few-shot examples (None: all)
+    votes: int = 1  # verdict asks: sample this many answers and take each verdict's majority
+    temperature: float = 0.7  # sampling temperature of the votes (used only when votes > 1)
+
+    def __post_init__(self) -> None:
+        if self.votes < 1:
+            raise ValueError("votes must be 1 or more")
+        if self.votes > 1 and self.temperature <= 0:
+            raise ValueError("votes > 1 need a temperature above 0 (greedy answers would all be the same)")
 
 
 DEFAULT_SETTINGS = Settings()
@@ -45,6 +53,7 @@ class Prompt(Generic[I, O]):
     max_tokens: Callable[[I, Settings], int]  # a budget that fits any answer the schema allows
     sampling_temperature: float = 0.0  # used when an ask wants n > 1 different answers
     notes: tuple[str, ...] = field(default=())
+    vote: Callable[[Sequence[O]], O] | None = None  # combines sampled answers (Settings.votes) into one
 
     def messages(self, inp: I, settings: Settings = DEFAULT_SETTINGS) -> tuple[tuple[str, str], ...]:
         """Chat messages: instruction, examples as turns, then this input."""
@@ -135,3 +144,32 @@ def with_reason(properties: dict[str, Schema], settings: Settings, reason_len: i
 def tokens_for_chars(chars: int) -> int:
     """A generous token budget for ``chars`` characters of JSON (about 3 chars a token, plus slack)."""
     return chars // 3 + 16
+
+
+def majority(verdicts: Sequence[int]) -> int:
+    """The verdict most answers gave; a tie counts as 0 (not supported, not useful)."""
+    ones = sum(1 for v in verdicts if v == 1)
+    return int(ones * 2 > len(verdicts))
+
+
+def vote_field(field_name: str = "verdict") -> Callable[[Sequence[Any]], Any]:
+    """Majority of a single 0/1 verdict field; the answer kept (with its reason) is the first in the majority."""
+
+    def combine(answers: Sequence[Any]) -> Any:
+        winner = majority([getattr(a, field_name) for a in answers])
+        return next(a for a in answers if getattr(a, field_name) == winner)
+
+    return combine
+
+
+def vote_list(list_name: str, field_name: str = "verdict") -> Callable[[Sequence[Any]], Any]:
+    """Majority per position of a list of 0/1 verdicts whose length the schema fixes (NLI)."""
+    pick = vote_field(field_name)
+
+    def combine(answers: Sequence[Any]) -> Any:
+        lists = [getattr(a, list_name) for a in answers]
+        if len({len(items) for items in lists}) != 1:
+            raise ValueError(f"the votes disagree on the number of {list_name}")
+        return answers[0].model_copy(update={list_name: [pick(position) for position in zip(*lists, strict=True)]})
+
+    return combine

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from localeval.prompts.base import Prompt, Settings, binary, with_reason
+from localeval.prompts.base import Prompt, Settings, binary, vote_field, with_reason
 
 REASON_CHARS = 200
 
@@ -60,4 +60,5 @@ CONTEXT_USEFULNESS = Prompt(
     ),
     schema=_schema,
     max_tokens=_max_tokens,
+    vote=vote_field(),
 )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from localeval.prompts.base import Prompt, Settings, array, binary, obj, with_reason
+from localeval.prompts.base import Prompt, Settings, array, binary, obj, vote_list, with_reason
 
 REASON_CHARS = 160
 
@@ -71,4 +71,5 @@ NLI = Prompt(
     ),
     schema=_schema,
     max_tokens=_max_tokens,
+    vote=vote_list("verdicts"),
 )

@@ -1,0 +1,73 @@
+"""Majority of n sampled verdicts (Settings.votes): one request with n, each verdict decided by the majority."""
+
+from __future__ import annotations
+
+import pytest
+
+from localeval.data.sample import Sample
+from localeval.engine.scripted import ScriptedEngine
+from localeval.metrics.registry import parse_metric
+from localeval.prompts.base import Settings, majority
+from localeval.scheduler import Scheduler
+
+SAMPLE = Sample(id="s", user_input="Where is the tower?", response="It is in Paris. It is blue.",
+                reference="The tower is in Paris.", retrieved_contexts=("The tower stands in Paris.", "Cats purr."))
+
+
+def test_majority_and_ties():
+    assert majority([1, 1, 0]) == 1
+    assert majority([0, 0, 1]) == 0
+    assert majority([1, 0]) == 0  # a tie is not a yes
+    assert majority([1]) == 1
+
+
+def test_settings_reject_votes_without_sampling():
+    with pytest.raises(ValueError, match="temperature"):
+        Settings(votes=3, temperature=0.0)
+    with pytest.raises(ValueError, match="votes"):
+        Settings(votes=0)
+
+
+def _run(metric: str, script, settings: Settings):
+    engine = ScriptedEngine(script)
+    spec = parse_metric(metric)
+    out = Scheduler(engine, None, settings=settings, progress=False).run([SAMPLE], [spec])
+    return out.outcomes[spec.name][0], out.traces[spec.name][0], engine
+
+
+def test_faithfulness_takes_each_statements_majority():
+    votes = [[1, 0], [1, 1], [0, 0]]  # majority per statement: 1 (2 of 3), 0 (1 of 3)
+
+    def script(label, data, request):
+        if label == "statements":
+            assert request.n == 1 and request.temperature == 0  # extraction is never voted
+            return {"statements": ["The tower is in Paris.", "The tower is blue."]}
+        assert (request.n, request.temperature) == (3, 0.5)
+        return [{"verdicts": [{"reason": f"vote {k}", "verdict": v} for v in vs]} for k, vs in enumerate(votes)]
+
+    value, trace, engine = _run("faithfulness", script, Settings(votes=3, temperature=0.5))
+    assert value == 0.5
+    assert trace["verdicts"] == [1, 0]
+    assert trace["reasons"] == ["vote 0", "vote 0"]  # the first answer of the majority, per statement
+    assert len(engine.requests) == 2  # one request with n = 3, not three requests
+
+
+def test_context_precision_votes_per_chunk():
+    answers = {"The tower stands in Paris.": [1, 0, 1], "Cats purr.": [0, 1, 0]}
+
+    def script(label, data, request):
+        assert request.n == 3
+        return [{"reason": "", "verdict": v} for v in answers[data["context"]]]
+
+    value, trace, _ = _run("context_precision", script, Settings(votes=3))
+    assert trace["verdicts"] == [1, 0]
+    assert value == pytest.approx(1.0, abs=1e-9)
+
+
+def test_one_vote_is_the_greedy_answer():
+    def script(label, data, request):
+        assert (request.n, request.temperature) == (1, 0.0)
+        return {"reason": "", "verdict": 1}
+
+    value, _, _ = _run("context_precision", script, Settings())
+    assert value == pytest.approx(1.0, abs=1e-9)
