@@ -32,7 +32,8 @@ class JudgeOptions:
 
     engine: str = "transformers"  # transformers | vllm | scripted engines are passed as objects
     grammar: str = "xgrammar"
-    batch_size: int = 8
+    batch_size: int = 16  # transformers: most rows in a batch
+    batch_tokens: int | None = 16384  # transformers: token budget of a batch (None: rows only)
     threads: int | None = None
     trust_remote_code: bool = False
     replicas: int = 1  # ray-vllm: engine replicas
@@ -50,7 +51,8 @@ def load_judge(judge: str | Path | None, options: JudgeOptions | None = None) ->
         from localeval.engine.transformers_engine import TransformersEngine
 
         return TransformersEngine(
-            path, grammar=options.grammar, batch_size=options.batch_size, threads=options.threads,
+            path, grammar=options.grammar, batch_size=options.batch_size, batch_tokens=options.batch_tokens,
+            threads=options.threads,
             trust_remote_code=options.trust_remote_code, **options.extra,
         )
     if options.engine == "vllm":

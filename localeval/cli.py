@@ -95,7 +95,7 @@ def _judge_arguments(p: argparse.ArgumentParser) -> None:
                    help="grammar backend for constrained decoding (default: xgrammar)")
     p.add_argument("--batch-size", type=int, default=16,
                    help="most asks decoded together by the transformers engine")
-    p.add_argument("--batch-tokens", type=int, default=8192,
+    p.add_argument("--batch-tokens", type=int, default=16384,
                    help="transformers engine: token budget of a batch, rows x (longest prompt tail + longest "
                         "answer); 0: no budget, batches of --batch-size")
     p.add_argument("--threads", type=int, default=None, help="CPU threads for torch (default: all cores)")

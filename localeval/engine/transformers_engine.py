@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections import Counter, OrderedDict
+import time
+from collections import Counter, OrderedDict, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,8 +57,17 @@ class _Row:
 class TransformersEngine:
     """A local causal LM behind :class:`~localeval.engine.base.JudgeEngine`, constrained by a grammar.
 
+    Batches hold at most ``batch_size`` rows and, when ``batch_tokens`` is set, at most that many
+    tokens counted as rows x (longest prompt tail + longest answer budget): short asks travel
+    together in large batches, long ones in small batches that waste little on padding.
+    ``prefix_reuse=False`` prefills every prompt in full (for comparison; same answers).
     ``max_new_tokens`` replaces every request's ``max_tokens`` when set. ``threads`` sets torch's
     (process-wide) thread count; on a CPU shared with other work, 1 is often the fastest.
+
+    ``profile`` adds up, over the engine's life, the seconds spent in each part of the work (prefill
+    of shared prefixes and of each ask's own tokens, decode steps, grammar masking) and the token
+    counts; with ``record=True`` every decoded batch is kept in ``batches`` (prompt and answer
+    tokens), so a benchmark can time the model's bare forward passes over the same tokens.
     """
 
     def __init__(
@@ -65,12 +75,15 @@ class TransformersEngine:
         model_dir: Path | str,
         *,
         grammar: str = "xgrammar",
-        batch_size: int = 8,
+        batch_size: int = 16,
+        batch_tokens: int | None = 16384,
+        prefix_reuse: bool = True,
         max_new_tokens: int | None = None,
         threads: int | None = None,
         device: str = "cpu",
         trust_remote_code: bool = False,
         dtype: Any = None,
+        record: bool = False,
     ) -> None:
         set_offline()
         import torch
@@ -81,6 +94,8 @@ class TransformersEngine:
             torch.set_num_threads(threads)
         self.model_dir = Path(model_dir)
         self.batch_size = max(1, batch_size)
+        self.batch_tokens = batch_tokens
+        self.prefix_reuse = prefix_reuse
         self.max_new_tokens = max_new_tokens
         self.device = torch.device(device)
         if dtype is None:  # CPUs without bf16 units are fastest in float32
@@ -116,6 +131,9 @@ class TransformersEngine:
         # Preallocated layers and prefix reuse need plain layers (no sliding window, no linear attention).
         self._plain_layers = all(type(layer) is DynamicLayer for layer in DynamicCache(config=config).layers)
         self._prefixes: OrderedDict[tuple[int, ...], list[tuple[torch.Tensor, torch.Tensor]]] = OrderedDict()
+        self.profile: defaultdict[str, float] = defaultdict(float)
+        self.record = record
+        self.batches: list[list[tuple[tuple[int, ...], tuple[int, ...]]]] = []
 
     @functools.cached_property
     def fingerprint(self) -> str:
@@ -136,6 +154,7 @@ class TransformersEngine:
 
         ``on_result(i, result)`` is called as soon as request ``i`` is answered (after its batch).
         """
+        started = time.perf_counter()
         results: list[Result | None] = [None] * len(requests)
 
         def done(i: int, result: Result) -> None:
@@ -159,10 +178,13 @@ class TransformersEngine:
         waiting = Counter(r.request for r in rows)
         for batch, shared in self._batches(rows):
             self._decode(batch, shared)
+            if self.record:
+                self.batches.append([(tuple(r.ids), tuple(r.tokens)) for r in batch])
             for row in batch:
                 waiting[row.request] -= 1
                 if waiting[row.request] == 0:
                     done(row.request, self._result(requests[row.request], by_request[row.request]))
+        self.profile["generate_seconds"] += time.perf_counter() - started
         return [r for r in results if r is not None]
 
     def _batches(self, rows: list[_Row]) -> list[tuple[list[_Row], int]]:
@@ -176,15 +198,32 @@ class TransformersEngine:
             groups.setdefault(tuple(row.ids[:MIN_SHARED_PREFIX]), []).append(row)
         rest: list[_Row] = []
         batches: list[tuple[list[_Row], int]] = []
+        reuse = self.prefix_reuse and self._plain_layers
         for group in groups.values():
-            shared = _common_prefix([r.ids for r in group]) if self._plain_layers and len(group) > 1 else 0
+            shared = _common_prefix([r.ids for r in group]) if reuse and len(group) > 1 else 0
             if shared < MIN_SHARED_PREFIX:
                 rest += group
                 continue
-            group.sort(key=lambda r: len(r.ids), reverse=True)  # similar lengths: little padding
-            batches += [(group[i : i + self.batch_size], shared) for i in range(0, len(group), self.batch_size)]
-        rest.sort(key=lambda r: len(r.ids), reverse=True)
-        batches += [(rest[i : i + self.batch_size], 0) for i in range(0, len(rest), self.batch_size)]
+            batches += [(batch, shared) for batch in self._split(group, shared)]
+        batches += [(batch, 0) for batch in self._split(rest, 0)]
+        return batches
+
+    def _split(self, rows: list[_Row], shared: int) -> list[list[_Row]]:
+        """Rows sorted longest first, cut into batches by row count and token budget."""
+        rows = sorted(rows, key=lambda r: len(r.ids), reverse=True)  # similar lengths: little padding
+        batches: list[list[_Row]] = []
+        batch: list[_Row] = []
+        width = answer = 0
+        for row in rows:
+            w, a = max(width, len(row.ids) - shared), max(answer, row.max_tokens)
+            over = self.batch_tokens is not None and (len(batch) + 1) * (w + a) > self.batch_tokens
+            if batch and (len(batch) >= self.batch_size or over):
+                batches.append(batch)
+                batch, w, a = [], len(row.ids) - shared, row.max_tokens
+            batch.append(row)
+            width, answer = w, a
+        if batch:
+            batches.append(batch)
         return batches
 
     def _prefix_states(self, prefix: tuple[int, ...]) -> list[tuple[torch.Tensor, torch.Tensor]]:
@@ -195,10 +234,13 @@ class TransformersEngine:
         if prefix in self._prefixes:
             self._prefixes.move_to_end(prefix)
             return self._prefixes[prefix]
+        started = time.perf_counter()
         cache = DynamicCache(config=self.model.config)
         ids = torch.tensor([prefix], device=self.device)
         with torch.inference_mode():
             self._forward(ids, torch.ones_like(ids), torch.arange(len(prefix), device=self.device)[None], cache)
+        self.profile["prefix_seconds"] += time.perf_counter() - started
+        self.profile["prefix_tokens"] += len(prefix)
         states = self._prefixes[prefix] = [(keys, values) for keys, values, *_ in cache]
         if len(self._prefixes) > PREFIX_CACHE_SIZE:
             self._prefixes.popitem(last=False)
@@ -232,9 +274,12 @@ class TransformersEngine:
         import torch
         from transformers import DynamicCache
 
+        profile = self.profile
+        clock = time.perf_counter()
         grammar = BatchGrammar(self.grammar, [r.schema for r in rows], self.vocab_size)
         ready = grammar.fill(range(len(rows)))  # True: the grammar allows nothing but the end
         active = [b for b in range(len(rows)) if not ready[b]]
+        profile["grammar_seconds"] += time.perf_counter() - clock
         if not active:
             return
         width = max(len(rows[b].ids) - shared for b in active)
@@ -257,11 +302,18 @@ class TransformersEngine:
             for i, (keys, values) in enumerate(self._prefix_states(tuple(rows[active[0]].ids[:shared]))):
                 cache.update(keys.expand(n, -1, -1, -1), values.expand(n, -1, -1, -1), i)
         with torch.inference_mode():
+            clock = time.perf_counter()
             logits = self._forward(ids.to(self.device), mask.to(self.device), positions.to(self.device), cache)
+            profile["prefill_seconds"] += time.perf_counter() - clock
+            profile["prefill_tokens"] += int(mask[:, shared:].sum())
+            profile["prefill_padded_tokens"] += ids.numel()
             while True:
+                clock = time.perf_counter()
                 grammar.apply(logits, active)
+                profile["grammar_seconds"] += time.perf_counter() - clock
                 tokens = self._pick(logits, [rows[b] for b in active], [generators.get(b) for b in active])
                 going: list[int] = []
+                clock = time.perf_counter()
                 for b, token in zip(active, tokens, strict=True):
                     if grammar.is_stop(token):
                         rows[b].finish = "stop"
@@ -269,8 +321,10 @@ class TransformersEngine:
                     grammar.accept(b, token)
                     rows[b].tokens.append(token)
                     going.append(b)
+                filled = grammar.fill(going)
+                profile["grammar_seconds"] += time.perf_counter() - clock
                 still: list[int] = []
-                for b, done in zip(going, grammar.fill(going), strict=True):
+                for b, done in zip(going, filled, strict=True):
                     if done:
                         rows[b].finish = "stop"
                     elif len(rows[b].tokens) >= rows[b].max_tokens:
@@ -287,7 +341,11 @@ class TransformersEngine:
                 step = torch.tensor([[rows[b].tokens[-1]] for b in active])
                 mask = torch.cat([mask, torch.ones((len(active), 1), dtype=mask.dtype)], dim=1)
                 positions = positions[:, -1:] + 1
+                clock = time.perf_counter()
                 logits = self._forward(step.to(self.device), mask.to(self.device), positions.to(self.device), cache)
+                profile["decode_seconds"] += time.perf_counter() - clock
+                profile["decode_steps"] += 1
+                profile["decode_tokens"] += len(active)
 
     @staticmethod
     def _pick(logits: torch.Tensor, rows: list[_Row], generators: list[torch.Generator | None]) -> list[int]:

@@ -155,3 +155,63 @@ def test_outlines_backend_gives_schema_valid_json(judge_engine):
     asks = [REQUESTS[0], REQUESTS[3]]
     for request, result in zip(asks, engine.generate(asks), strict=True):
         _check(result, request.schema)
+
+
+def _judge_asks() -> list[Request]:
+    """Real NLI and usefulness asks: two prompt kinds, each sharing its instruction and examples."""
+    from localeval.prompts import CONTEXT_USEFULNESS, NLI, NLIInput, Settings, UsefulnessInput
+
+    settings = Settings(reasons=False)
+    inputs = [
+        (NLI, NLIInput(context=CONTEXT, statements=["The tower is in Paris.", "It was built in 1920."])),
+        (NLI, NLIInput(context="Oslo is the capital of Norway.", statements=["Oslo is in Norway."])),
+        (NLI, NLIInput(context=CONTEXT, statements=["Paris is the capital of France.", "Paris is in Spain.",
+                                                    "The tower was completed in 1889."])),
+        (CONTEXT_USEFULNESS, UsefulnessInput(question="When was the Eiffel Tower finished?", context=CONTEXT,
+                                             answer="In 1889.")),
+        (CONTEXT_USEFULNESS, UsefulnessInput(question="What is the capital of Norway?", context=CONTEXT,
+                                             answer="Oslo.")),
+    ]
+    return [Request(messages=p.messages(i, settings), schema=p.schema(i, settings),
+                    max_tokens=p.max_tokens(i, settings), label=p.name) for p, i in inputs]
+
+
+def _verdicts(results) -> list[list[int]]:
+    out = []
+    for result in results:
+        data = json.loads(result.choices[0].text)
+        out.append([v["verdict"] for v in data["verdicts"]] if "verdicts" in data else [data["verdict"]])
+    return out
+
+
+def test_prefix_reuse_and_token_budget_batches_give_the_verdicts_of_plain_batches(judge_engine, monkeypatch):
+    asks = _judge_asks()
+    monkeypatch.setattr(judge_engine, "prefix_reuse", False)
+    monkeypatch.setattr(judge_engine, "batch_tokens", None)
+    monkeypatch.setattr(judge_engine, "batch_size", 1)
+    plain = judge_engine.generate(asks)
+    assert all(r.cached_prompt_tokens == 0 for r in plain)
+    monkeypatch.setattr(judge_engine, "prefix_reuse", True)
+    monkeypatch.setattr(judge_engine, "batch_size", 16)
+    reused = judge_engine.generate(asks)
+    assert all(r.cached_prompt_tokens > 100 for r in reused)
+    monkeypatch.setattr(judge_engine, "batch_tokens", 600)  # forces the NLI asks into batches of one or two
+    budget = judge_engine.generate(asks)
+    assert _verdicts(reused) == _verdicts(plain)
+    assert _verdicts(budget) == _verdicts(plain)
+
+
+def test_token_budget_splits_batches_by_rows_times_longest_row(judge_engine, monkeypatch):
+    from localeval.engine.transformers_engine import _Row
+
+    rows = [_Row(i, list(range(length)), "{}", answer, 0.0, 0) for i, (length, answer) in
+            enumerate([(100, 50), (90, 50), (40, 10), (30, 10), (20, 10), (10, 10)])]
+    monkeypatch.setattr(judge_engine, "batch_size", 16)
+    monkeypatch.setattr(judge_engine, "batch_tokens", 300)
+    batches = judge_engine._split(rows, 0)
+    # 2 x (100 + 50) = 300 fits; a third row would make 3 x 150; then 4 x (40 + 10) = 200 and so on.
+    assert [[r.request for r in b] for b in batches] == [[0, 1], [2, 3, 4, 5]]
+    monkeypatch.setattr(judge_engine, "batch_size", 3)
+    assert [[r.request for r in b] for b in judge_engine._split(rows, 0)] == [[0, 1], [2, 3, 4], [5]]
+    monkeypatch.setattr(judge_engine, "batch_tokens", None)
+    assert [len(b) for b in judge_engine._split(rows, 0)] == [3, 3]
