@@ -27,6 +27,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, default=None, help="first N questions of each file")
     parser.add_argument("--chunk-sentences", type=int, default=1, help="context relevance: sentences per chunk")
     parser.add_argument("--no-reasons", action="store_true", help="ask for verdicts without reasons")
+    parser.add_argument("--max-examples", type=int, default=None, help="at most N few-shot examples per prompt")
+    parser.add_argument("--votes", type=int, default=1, help="majority of N sampled verdicts (default 1: greedy)")
+    parser.add_argument("--temperature", type=float, default=0.7, help="sampling temperature of --votes")
+    parser.add_argument("--label", default=None, help="a name for this setting in the JSON")
     parser.add_argument("--cache", default=None, help="SQLite file of judge answers to reuse")
     add_judge_arguments(parser)
     parser.add_argument("--out", default=str(RESULTS / "agreement.json"))
@@ -37,14 +41,19 @@ def main(argv: list[str] | None = None) -> int:
 
     machine = describe_machine()
     judge, embedder, options = localeval_models(args)
-    report = run_pairs(args.pairs, judge, embedder, limit=args.limit, settings=Settings(reasons=not args.no_reasons),
+    settings = Settings(reasons=not args.no_reasons, max_examples=args.max_examples, votes=args.votes,
+                        temperature=args.temperature)
+    report = run_pairs(args.pairs, judge, embedder, limit=args.limit, settings=settings,
                        files=args.files.split(","), chunk_sentences=args.chunk_sentences, judge_options=options,
                        cache=args.cache)
     print(format_pairs_report(report))
     print(f"machine: {machine_line(machine)}")
     out = write_json(args.out, {
         "command": "python benchmarks/agreement.py " + " ".join(sys.argv[1:] if argv is None else argv),
-        "machine": machine, "engine": args.engine, **report.to_dict(),
+        "label": args.label, "machine": machine, "engine": args.engine,
+        "settings": {"reasons": settings.reasons, "max_examples": settings.max_examples, "votes": settings.votes,
+                     "temperature": settings.temperature if settings.votes > 1 else 0.0},
+        **report.to_dict(),
     })
     print(f"wrote {out}")
     return 0

@@ -63,7 +63,9 @@ def add_judge_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--engine", default="transformers", choices=("transformers", "vllm", "scripted"),
                         help="localeval's judge engine; scripted: a rule-based stand-in, no model (dry run)")
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's)")
-    parser.add_argument("--batch-size", type=int, default=8, help="transformers engine batch size")
+    parser.add_argument("--batch-size", type=int, default=16, help="transformers engine: most rows in a batch")
+    parser.add_argument("--batch-tokens", type=int, default=16384,
+                        help="transformers engine: token budget of a batch (0: rows only)")
 
 
 def localeval_models(args: argparse.Namespace) -> tuple[Any, Any, Any]:
@@ -75,7 +77,8 @@ def localeval_models(args: argparse.Namespace) -> tuple[Any, Any, Any]:
         from localeval.engine.scripted import ScriptedEngine, rule_script
 
         return ScriptedEngine(rule_script), HashEmbedder(), None
-    options = JudgeOptions(engine=args.engine, batch_size=args.batch_size, threads=args.threads)
+    options = JudgeOptions(engine=args.engine, batch_size=args.batch_size, batch_tokens=args.batch_tokens or None,
+                           threads=args.threads)
     return model_path(args.judge), model_path(args.embedder), options
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import hashlib
 import json
 import platform
 import sys
@@ -65,6 +66,7 @@ def summary(args: argparse.Namespace, n: int, results: dict[str, list[tuple[floa
     return {
         "system": f"ragas {ragas.__version__}",
         "samples": n,
+        "samples_sha256": hashlib.sha256(Path(args.samples).read_bytes()).hexdigest(),
         "samples_done": done,
         "finished": done == n,
         "stopped": stopped,

@@ -14,6 +14,7 @@ its figures then cover the samples it finished, and the table says so.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import subprocess
@@ -36,8 +37,11 @@ RAGAS_PYTHON = REPO / "benchmarks" / ".ragas-venv" / "bin" / "python"
 def run_localeval(samples: list[dict[str, Any]], args: argparse.Namespace) -> dict[str, Any]:
     """Score with localeval; its figures as a dict shaped like ragas_run.py's."""
     import localeval
+    from localeval.api import load_judge
 
     judge, embedder, options = localeval_models(args)
+    if isinstance(judge, str):
+        judge = load_judge(judge, options)  # here, so that its time split can be read afterwards
     started = time.perf_counter()
     result = localeval.evaluate(samples, metrics=list(METRICS), judge=judge, embedder=embedder,
                                 judge_options=options, out=args.run_dir, cache=False, progress=args.progress)
@@ -58,6 +62,7 @@ def run_localeval(samples: list[dict[str, Any]], args: argparse.Namespace) -> di
         "samples_per_second": t["samples_per_second"], "judge_calls": t["judge_calls"],
         "engine_calls": t["engine_calls"], "rounds": t["rounds"], "prompt_tokens": t["prompt_tokens"],
         "completion_tokens": t["completion_tokens"], "metrics": metrics, "judge": summary["run"]["judge"],
+        "engine_profile": {k: round(v, 3) for k, v in getattr(judge, "profile", {}).items()},
     }
 
 
@@ -90,6 +95,26 @@ def run_ragas(samples_file: Path, args: argparse.Namespace) -> dict[str, Any]:
     data["process_seconds"] = round(time.perf_counter() - started, 3)
     if stopped:
         data["stopped"] = stopped
+    return data
+
+
+def reuse_ragas(samples: list[dict[str, Any]], path: Path) -> dict[str, Any]:
+    """A Ragas result measured earlier (or still being measured: waited for), after checking it scored
+    exactly these samples."""
+    data = json.loads(path.read_text())
+    while data.get("stopped") == "running":  # ragas_run.py rewrites its file after every sample
+        print(f"waiting for the Ragas run writing {path} ({data.get('samples_done')}/{data.get('samples')} "
+              "samples so far)", file=sys.stderr, flush=True)
+        if time.time() - path.stat().st_mtime > 3600:
+            raise SystemExit(f"{path} says running but has not changed for an hour: was ragas_run.py stopped?")
+        time.sleep(60)
+        data = json.loads(path.read_text())
+    with tempfile.TemporaryDirectory() as tmp:
+        digest = hashlib.sha256(write_jsonl(samples, Path(tmp) / "samples.jsonl").read_bytes()).hexdigest()
+    if data.get("samples_sha256") != digest:
+        raise SystemExit(f"{path} was measured on other samples (digest {data.get('samples_sha256')}, "
+                         f"these are {digest}): run Ragas again, or pass the same --n/--seed/--top-k")
+    data["reused_from"] = str(path)
     return data
 
 
@@ -148,6 +173,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--wrong-share", type=float, default=0.3)
     add_judge_arguments(parser)
     parser.add_argument("--skip-ragas", action="store_true", help="run localeval only")
+    parser.add_argument("--ragas-result", default=None,
+                        help="use this ragas_run.py JSON, measured before on the same samples, instead of "
+                             "running Ragas again (the samples' digest must match)")
     parser.add_argument("--ragas-python", default=str(RAGAS_PYTHON))
     parser.add_argument("--ragas-json", default=None, help="where ragas_run.py writes (default: results/)")
     parser.add_argument("--ragas-max-tokens", type=int, default=1024, help="Ragas' default max_tokens")
@@ -166,8 +194,17 @@ def main(argv: list[str] | None = None) -> int:
           f"{machine_line(machine)}", flush=True)
     local = run_localeval(samples, args)
     print(system_table(local), flush=True)
+    if local["engine_profile"]:
+        p = local["engine_profile"]
+        print("   engine time: " + ", ".join(f"{k.removesuffix('_seconds')} {p.get(k, 0):.1f} s" for k in
+              ("prefix_seconds", "prefill_seconds", "decode_seconds", "grammar_seconds")) +
+              f" of {p.get('generate_seconds', 0):.1f} s; {int(p.get('decode_steps', 0))} decode steps for "
+              f"{int(p.get('decode_tokens', 0))} tokens", flush=True)
     ragas = None
-    if not args.skip_ragas:
+    if args.ragas_result:
+        ragas = reuse_ragas(samples, Path(args.ragas_result))
+        print(system_table(ragas))
+    elif not args.skip_ragas:
         with tempfile.TemporaryDirectory() as tmp:
             ragas = run_ragas(write_jsonl(samples, Path(tmp) / "samples.jsonl"), args)
         print(system_table(ragas))

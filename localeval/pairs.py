@@ -394,7 +394,8 @@ def run_pairs(
         store.close()
     return PairsReport(
         folder=str(base), judge=getattr(engine, "fingerprint", None), files=results,
-        settings={"reasons": settings.reasons, "max_examples": settings.max_examples, "limit": limit,
+        settings={"reasons": settings.reasons, "max_examples": settings.max_examples, "votes": settings.votes,
+                  "temperature": settings.temperature if settings.votes > 1 else 0.0, "limit": limit,
                   "chunk_sentences": chunk_sentences, "seed": seed},
         wall_seconds=time.perf_counter() - started,
     )

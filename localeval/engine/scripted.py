@@ -75,7 +75,13 @@ def _supported(statement: str, context: str) -> int:
 
 def rule_script(label: str, data: dict[str, Any], request: Request) -> Any:
     """A deterministic stand-in judge built from word overlap: sentences are statements, a statement
-    is supported when most of its words occur in the context. For tests and demos, not for scores."""
+    is supported when most of its words occur in the context. For tests and demos, not for scores.
+    Asks for n > 1 answers (sampled questions, votes) get the same answer n times."""
+    answer = _rule(label, data)
+    return [answer] * request.n if request.n > 1 else answer
+
+
+def _rule(label: str, data: dict[str, Any]) -> Any:
     if label == "statements":
         return {"statements": _sentences(data["answer"])}
     if label.startswith("claims"):
@@ -92,5 +98,5 @@ def rule_script(label: str, data: dict[str, Any], request: Request) -> Any:
     if label == "question":
         evasive = int(any(p in data["response"].lower() for p in ("don't know", "not sure", "cannot")))
         question = "What is " + " ".join(sorted(_words(data["response"]))[:6]) + "?"
-        return [{"question": question, "noncommittal": evasive}] * request.n
+        return {"question": question, "noncommittal": evasive}
     raise ValueError(f"rule_script has no rule for prompt {label!r}")

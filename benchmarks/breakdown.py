@@ -1,0 +1,159 @@
+"""Where an evaluation's time goes, and how far it is from the model's own arithmetic.
+
+    python benchmarks/breakdown.py --n 2 --threads 1
+
+Scores ClapNQ samples with the six LLM metrics (transformers engine, no cache) and splits the wall
+time into: shared-prefix prefill, prefill of each ask's own tokens, decode steps, grammar masking,
+the rest of the engine (tokenising, batching, copying), embedding, and scheduling and parsing
+(everything outside the engine and the embedder). Then it times the *raw* cost: the model's bare
+forward passes over exactly the same prompt and answer tokens, in the same batches, with a key/value
+cache but no grammar, no shared-prefix reuse and no scheduler. The overhead ratio is localeval's
+scoring time over that raw time. Writes ``benchmarks/results/breakdown.json`` and prints a table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench import RESULTS, add_judge_arguments, describe_machine, machine_line, model_path, write_json
+from clapnq import build_samples
+
+METRICS = ("faithfulness", "answer_relevancy", "context_precision", "context_recall", "factual_correctness",
+           "noise_sensitivity")
+
+
+def raw_forward_seconds(engine: Any, batches: list[list[tuple[tuple[int, ...], tuple[int, ...]]]]) -> dict[str, float]:
+    """Time bare forward passes: each batch's full prompts at once, then its answer tokens one step at a time."""
+    import torch
+    from transformers import DynamicCache
+
+    prefill = decode = 0.0
+    tokens = 0
+    for batch in batches:
+        rows = [(list(ids), list(answer)) for ids, answer in batch if answer]
+        if not rows:
+            continue
+        width = max(len(ids) for ids, _ in rows)
+        ids = torch.full((len(rows), width), engine.pad_token_id, dtype=torch.long)
+        mask = torch.zeros((len(rows), width), dtype=torch.long)
+        for k, (prompt, _) in enumerate(rows):
+            ids[k, width - len(prompt):] = torch.tensor(prompt)
+            mask[k, width - len(prompt):] = 1
+        positions = (mask.cumsum(-1) - 1).clamp(min=0)
+        cache = DynamicCache(config=engine.model.config)
+        with torch.inference_mode():
+            started = time.perf_counter()
+            engine._forward(ids, mask, positions, cache)
+            prefill += time.perf_counter() - started
+            active = list(range(len(rows)))
+            step = 0
+            started = time.perf_counter()
+            while True:
+                still = [k for k in active if step + 1 < len(rows[k][1])]  # the last token is never fed back
+                if not still:
+                    break
+                if len(still) < len(active):
+                    keep = torch.tensor([active.index(k) for k in still])
+                    cache.batch_select_indices(keep)
+                    mask, positions = mask[keep], positions[keep]
+                active = still
+                feed = torch.tensor([[rows[k][1][step]] for k in active])
+                mask = torch.cat([mask, torch.ones((len(active), 1), dtype=mask.dtype)], dim=1)
+                positions = positions[:, -1:] + 1
+                engine._forward(feed, mask, positions, cache)
+                tokens += len(active)
+                step += 1
+            decode += time.perf_counter() - started
+    return {"prefill_seconds": prefill, "decode_seconds": decode, "seconds": prefill + decode,
+            "decode_tokens": tokens}
+
+
+def profile(args: argparse.Namespace) -> dict[str, Any]:
+    import localeval
+    from localeval.api import JudgeOptions, load_judge
+    from localeval.prompts import Settings
+
+    samples = build_samples(args.n, seed=args.seed, top_k=args.top_k)
+    options = JudgeOptions(batch_size=args.batch_size, batch_tokens=args.batch_tokens or None, threads=args.threads,
+                           extra={"record": True, **({"prefix_reuse": False} if args.no_prefix_reuse else {})})
+    engine = load_judge(model_path(args.judge), options)
+    result = localeval.evaluate(samples, metrics=list(args.metrics.split(",")), judge=engine,
+                                embedder=model_path(args.embedder), cache=False, progress=args.progress,
+                                settings=Settings(reasons=not args.no_reasons), report=False)
+    summary = result.summary_dict()
+    total = summary["total"]
+    wall = total["wall_seconds"]
+    p = dict(engine.profile)
+    embed = sum(u.get("embed_seconds", 0.0) for u in summary["usage"].values())
+    generate = p.get("generate_seconds", 0.0)
+    parts = {
+        "prefill, shared prefixes": p.get("prefix_seconds", 0.0),
+        "prefill, own tokens": p.get("prefill_seconds", 0.0),
+        "decode steps": p.get("decode_seconds", 0.0),
+        "grammar masking": p.get("grammar_seconds", 0.0),
+    }
+    parts["engine, other (tokenising, batching)"] = max(0.0, generate - sum(parts.values()))
+    parts["embedding"] = embed
+    parts["scheduling and parsing"] = max(0.0, wall - generate - embed)
+    raw = raw_forward_seconds(engine, engine.batches)
+    return {
+        "samples": len(samples), "metrics": args.metrics.split(","), "reasons": not args.no_reasons,
+        "wall_seconds": wall, "engine_seconds": generate, "parts_seconds": {k: round(v, 3) for k, v in parts.items()},
+        "judge_calls": total["judge_calls"], "engine_calls": total["engine_calls"],
+        "prompt_tokens": total["prompt_tokens"], "completion_tokens": total["completion_tokens"],
+        "engine_counts": {k: int(v) for k, v in p.items() if not k.endswith("_seconds")},
+        "raw": {k: round(v, 3) if isinstance(v, float) else v for k, v in raw.items()},
+        "overhead_ratio": round(wall / raw["seconds"], 3) if raw["seconds"] else None,
+        "engine_ratio": round(generate / raw["seconds"], 3) if raw["seconds"] else None,
+        "means": {k: v.get("mean") for k, v in summary["metrics"].items()},
+    }
+
+
+def table(r: dict[str, Any]) -> str:
+    lines = [f"{r['samples']} samples, {len(r['metrics'])} metrics, reasons {'on' if r['reasons'] else 'off'}: "
+             f"{r['wall_seconds']:.1f} s scoring, {r['judge_calls']} judge calls in {r['engine_calls']} engine "
+             f"calls, {r['prompt_tokens']} prompt + {r['completion_tokens']} completion tokens",
+             f"{'part':<40} {'seconds':>9} {'share':>7}", "-" * 58]
+    for name, seconds in r["parts_seconds"].items():
+        lines.append(f"{name:<40} {seconds:>9.1f} {seconds / r['wall_seconds']:>7.1%}")
+    raw = r["raw"]
+    lines += ["-" * 58,
+              f"{'raw forward passes (same tokens)':<40} {raw['seconds']:>9.1f}   "
+              f"(prefill {raw['prefill_seconds']:.1f}, decode {raw['decode_seconds']:.1f})",
+              f"overhead ratio, scoring / raw: {r['overhead_ratio']}   engine / raw: {r['engine_ratio']}"]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--n", type=int, default=2, help="ClapNQ samples")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--top-k", type=int, default=3)
+    parser.add_argument("--metrics", default=",".join(METRICS))
+    parser.add_argument("--no-reasons", action="store_true", help="ask for verdicts without reasons")
+    parser.add_argument("--no-prefix-reuse", action="store_true", help="prefill every prompt in full")
+    parser.add_argument("--progress", action="store_true")
+    parser.add_argument("--label", default=None, help="a name for this configuration in the JSON")
+    parser.add_argument("--out", default=str(RESULTS / "breakdown.json"))
+    add_judge_arguments(parser)
+    args = parser.parse_args(argv)
+    if args.engine != "transformers":
+        parser.error("the profile measures the transformers engine")
+    machine = describe_machine()
+    print(f"machine: {machine_line(machine)}", flush=True)
+    result = profile(args)
+    print(table(result))
+    data = {"command": "python benchmarks/breakdown.py " + " ".join(sys.argv[1:] if argv is None else argv),
+            "label": args.label, "machine": machine, **result}
+    print(f"wrote {write_json(args.out, data)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

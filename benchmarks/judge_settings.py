@@ -1,0 +1,86 @@
+"""Which judge settings move agreement with humans: one WikiEval pairs run per setting, one table.
+
+    python benchmarks/judge_settings.py --limit 10 --threads 1
+
+Settings compared (each against the default: reasons on, every few-shot example, greedy verdicts):
+no reason before the verdict (``--no-reasons``), fewer few-shot examples (``max_examples`` 0 and 1),
+and the majority of 3 sampled verdicts at temperature 0.7 (``--votes 3``). The judge is loaded once.
+Writes ``benchmarks/results/judge_settings.json``: accuracy per file, judge calls, completion tokens
+and seconds for every setting.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench import RESULTS, add_judge_arguments, describe_machine, localeval_models, machine_line, write_json
+
+SETTINGS: dict[str, dict[str, Any]] = {
+    "default (reasons, all examples, greedy)": {},
+    "no reasons": {"reasons": False},
+    "no few-shot examples": {"max_examples": 0},
+    "one few-shot example": {"max_examples": 1},
+    "3 votes at temperature 0.7": {"votes": 3, "temperature": 0.7},
+}
+
+
+def table(rows: list[dict[str, Any]]) -> str:
+    files = [f["file"] for f in rows[0]["files"]]
+    head = f"{'setting':<40}" + "".join(f" {name:>8}" for name in files) + f" {'calls':>6} {'tokens':>7} {'seconds':>8}"
+    lines = [head, "-" * len(head)]
+    for row in rows:
+        accuracy = "".join(f" {f['accuracy']:>8.2f}" for f in row["files"])
+        calls = sum(f["judge_calls"] for f in row["files"])
+        tokens = sum(f["completion_tokens"] for f in row["files"])
+        lines.append(f"{row['name']:<40}{accuracy} {calls:>6} {tokens:>7} {row['wall_seconds']:>8.1f}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--pairs", default=None, help="folder with ff.csv, ar.csv, cr.csv "
+                        "(default: ../shared/data/wikieval_pairs)")
+    parser.add_argument("--files", default="ff,ar,cr", help="which pair files")
+    parser.add_argument("--limit", type=int, default=10, help="first N questions of each file")
+    parser.add_argument("--only", default=None, help="comma-separated setting numbers to run (1 = default)")
+    add_judge_arguments(parser)
+    parser.add_argument("--out", default=str(RESULTS / "judge_settings.json"))
+    args = parser.parse_args(argv)
+
+    from localeval.api import load_judge
+    from localeval.pairs import run_pairs
+    from localeval.prompts import Settings
+
+    machine = describe_machine()
+    print(f"machine: {machine_line(machine)}", flush=True)
+    judge, embedder, options = localeval_models(args)
+    if isinstance(judge, str):
+        judge = load_judge(judge, options)
+    chosen = list(SETTINGS.items())
+    if args.only:
+        chosen = [chosen[int(i) - 1] for i in args.only.split(",")]
+    rows = []
+    for name, values in chosen:
+        report = run_pairs(args.pairs, judge, embedder, limit=args.limit, settings=Settings(**values),
+                           files=args.files.split(","))
+        rows.append({"name": name, **report.to_dict()})
+        print(f"{name}: " + ", ".join(f"{f.file} {f.accuracy:.2f}" for f in report.files)
+              + f" ({report.wall_seconds:.0f} s)", flush=True)
+    print()
+    print(table(rows))
+    print("accuracy: pairwise, ties and NaN count half; chance 0.5; paper (gpt-3.5): ff 0.95, ar 0.78, cr 0.70")
+    out = write_json(args.out, {
+        "command": "python benchmarks/judge_settings.py " + " ".join(sys.argv[1:] if argv is None else argv),
+        "machine": machine, "limit": args.limit, "settings": rows,
+    })
+    print(f"wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,67 @@
+"""Every benchmark script runs end to end with the scripted judge (no model) and writes its JSON."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SHARED = ROOT.parent / "shared" / "data"
+
+
+def _run(script: str, *args: str) -> str:
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / script), "--engine", "scripted", *args],
+                          capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
+@pytest.mark.skipif(not (SHARED / "wikieval_pairs").is_dir(), reason="needs ../shared/data/wikieval_pairs")
+def test_agreement_and_judge_settings(tmp_path):
+    out = _run("agreement.py", "--limit", "2", "--votes", "3", "--out", str(tmp_path / "a.json"))
+    assert "ff.csv" in out and "cr.csv" in out
+    data = json.loads((tmp_path / "a.json").read_text())
+    assert data["settings"]["votes"] == 3 and [f["pairs"] for f in data["files"]] == [2, 2, 2]
+    out = _run("judge_settings.py", "--limit", "2", "--only", "1,2", "--out", str(tmp_path / "s.json"))
+    rows = json.loads((tmp_path / "s.json").read_text())["settings"]
+    assert [r["name"] for r in rows] == ["default (reasons, all examples, greedy)", "no reasons"]
+    assert rows[1]["settings"]["reasons"] is False
+
+
+@pytest.mark.skipif(not (SHARED / "clapnq").is_dir(), reason="needs ../shared/data/clapnq")
+def test_scaling(tmp_path):
+    out = _run("scaling.py", "--sizes", "2,4", "--top-k", "1,2", "--out", str(tmp_path / "s.json"))
+    assert "samples/s" in out or "samples" in out
+    assert (tmp_path / "s.json").exists()
+
+
+@pytest.mark.skipif(not (SHARED / "clapnq").is_dir(), reason="needs ../shared/data/clapnq")
+def test_speed_vs_ragas_reuses_a_ragas_result_only_for_the_same_samples(tmp_path):
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from clapnq import build_samples, write_jsonl
+
+    samples = write_jsonl(build_samples(2, seed=0, top_k=2, wrong_share=0.3), tmp_path / "samples.jsonl")
+    metric = {"ragas_class": "Faithfulness", "values": [None, None], "scored": 2, "valid": 0, "mean": None,
+              "nan_count": 2, "nan_share": 1.0, "nan_reasons": {"parse_error": 2}, "calls": 2,
+              "prompt_tokens": 100, "completion_tokens": 50, "seconds": 40.0}
+    ragas = {"system": "ragas 0.4.3", "samples": 2, "samples_done": 2, "finished": True, "stopped": None,
+             "samples_sha256": hashlib.sha256(samples.read_bytes()).hexdigest(), "load_seconds": 1.0,
+             "wall_seconds": 40.0, "samples_per_second": 0.05, "judge_calls": 12, "prompt_tokens": 600,
+             "completion_tokens": 300, "metrics": {"faithfulness": metric}}
+    (tmp_path / "ragas.json").write_text(json.dumps(ragas))
+    args = ["--n", "2", "--top-k", "2", "--ragas-result", str(tmp_path / "ragas.json"),
+            "--run-dir", str(tmp_path / "run"), "--out", str(tmp_path / "speed.json")]
+    out = _run("speed_vs_ragas.py", *args)
+    assert "localeval / Ragas" in out
+    result = json.loads((tmp_path / "speed.json").read_text())
+    assert result["ragas"]["reused_from"] == str(tmp_path / "ragas.json")
+    assert result["ratio_localeval_over_ragas"]["judge_calls"] == pytest.approx(
+        result["localeval"]["judge_calls"] / 12, rel=1e-3)
+    other = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "speed_vs_ragas.py"), "--engine", "scripted",
+                            *args[:2], "--top-k", "3", *args[4:]], capture_output=True, text=True, cwd=ROOT)
+    assert other.returncode != 0 and "measured on other samples" in other.stderr
