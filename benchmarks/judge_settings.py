@@ -29,6 +29,36 @@ SETTINGS: dict[str, dict[str, Any]] = {
 }
 
 
+def default_row(paths: list[Path], limit: int) -> dict[str, Any]:
+    """The default setting's figures on the first ``limit`` pairs of full agreement.py runs."""
+    import json
+
+    files = []
+    for path in paths:
+        data = json.loads(path.read_text())
+        settings = data["settings"]
+        if (settings.get("reasons") is False or settings.get("max_examples") is not None
+                or settings.get("votes", 1) != 1):
+            raise SystemExit(f"{path} was not run with the default settings")
+        files += default_files(data, limit)
+    return {"name": next(iter(SETTINGS)), "from": ", ".join(map(str, paths)), "settings": {}, "files": files,
+            "wall_seconds": sum(f["wall_seconds"] for f in files)}
+
+
+def default_files(data: dict[str, Any], limit: int) -> list[dict[str, Any]]:
+    from localeval.pairs import count_pairs
+
+    files = []
+    for f in data["files"]:
+        scores = f["scores"][:limit]
+        count = count_pairs([g for g, _ in scores], [b for _, b in scores])
+        share = limit / max(1, f["pairs"])  # calls, tokens and time: the file's, scaled to these pairs
+        files.append({"file": f["file"], "accuracy": count.accuracy, "pairs": count.pairs,
+                      "judge_calls": round(f["judge_calls"] * share), "completion_tokens":
+                      round(f["completion_tokens"] * share), "wall_seconds": f["wall_seconds"] * share})
+    return files
+
+
 def table(rows: list[dict[str, Any]]) -> str:
     files = [f["file"] for f in rows[0]["files"]]
     head = f"{'setting':<40}" + "".join(f" {name:>8}" for name in files) + f" {'calls':>6} {'tokens':>7} {'seconds':>8}"
@@ -48,6 +78,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--files", default="ff,ar,cr", help="which pair files")
     parser.add_argument("--limit", type=int, default=10, help="first N questions of each file")
     parser.add_argument("--only", default=None, help="comma-separated setting numbers to run (1 = default)")
+    parser.add_argument("--default-from", default=None, metavar="JSON[,JSON]",
+                        help="take the default setting's row from an agreement.py result with the same judge "
+                             "(its first --limit pairs: the same greedy answers) instead of running it again")
     add_judge_arguments(parser)
     parser.add_argument("--out", default=str(RESULTS / "judge_settings.json"))
     args = parser.parse_args(argv)
@@ -65,6 +98,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.only:
         chosen = [chosen[int(i) - 1] for i in args.only.split(",")]
     rows = []
+    if args.default_from:
+        rows.append(default_row([Path(p) for p in args.default_from.split(",")], args.limit))
+        chosen = [(name, values) for name, values in chosen if values]
     for name, values in chosen:
         report = run_pairs(args.pairs, judge, embedder, limit=args.limit, settings=Settings(**values),
                            files=args.files.split(","))

@@ -31,6 +31,13 @@ def test_agreement_and_judge_settings(tmp_path):
     rows = json.loads((tmp_path / "s.json").read_text())["settings"]
     assert [r["name"] for r in rows] == ["default (reasons, all examples, greedy)", "no reasons"]
     assert rows[1]["settings"]["reasons"] is False
+    _run("agreement.py", "--limit", "3", "--out", str(tmp_path / "full.json"))  # the default, on more pairs
+    _run("judge_settings.py", "--limit", "2", "--only", "1,2", "--default-from", str(tmp_path / "full.json"),
+         "--out", str(tmp_path / "r.json"))
+    reused = json.loads((tmp_path / "r.json").read_text())["settings"]
+    assert reused[0]["from"] == str(tmp_path / "full.json")
+    assert [f["accuracy"] for f in reused[0]["files"]] == [f["accuracy"] for f in rows[0]["files"]]
+    assert [f["pairs"] for f in reused[0]["files"]] == [2, 2, 2] and len(reused) == 2
 
 
 @pytest.mark.skipif(not (SHARED / "clapnq").is_dir(), reason="needs ../shared/data/clapnq")
