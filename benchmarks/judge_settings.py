@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -99,7 +100,6 @@ def main(argv: list[str] | None = None) -> int:
         chosen = [chosen[int(i) - 1] for i in args.only.split(",")]
     rows = []
     if args.default_from:
-        rows.append(default_row([Path(p) for p in args.default_from.split(",")], args.limit))
         chosen = [(name, values) for name, values in chosen if values]
     for name, values in chosen:
         report = run_pairs(args.pairs, judge, embedder, limit=args.limit, settings=Settings(**values),
@@ -107,6 +107,12 @@ def main(argv: list[str] | None = None) -> int:
         rows.append({"name": name, **report.to_dict()})
         print(f"{name}: " + ", ".join(f"{f.file} {f.accuracy:.2f}" for f in report.files)
               + f" ({report.wall_seconds:.0f} s)", flush=True)
+    if args.default_from:  # read last: an agreement run started beside this one may still be writing it
+        paths = [Path(p) for p in args.default_from.split(",")]
+        while not all(p.exists() for p in paths):
+            print(f"waiting for {', '.join(map(str, paths))}", file=sys.stderr, flush=True)
+            time.sleep(60)
+        rows.insert(0, default_row(paths, args.limit))
     print()
     print(table(rows))
     print("accuracy: pairwise, ties and NaN count half; chance 0.5; paper (gpt-3.5): ff 0.95, ar 0.78, cr 0.70")
