@@ -31,6 +31,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--votes", type=int, default=1, help="majority of N sampled verdicts (default 1: greedy)")
     parser.add_argument("--temperature", type=float, default=0.7, help="sampling temperature of --votes")
     parser.add_argument("--label", default=None, help="a name for this setting in the JSON")
+    parser.add_argument("--merge-nli", action="store_true",
+                        help="ff.csv: one NLI ask per pair for both answers' statements (noise sensitivity's layout)")
     parser.add_argument("--cache", default=None, help="SQLite file of judge answers to reuse")
     add_judge_arguments(parser)
     parser.add_argument("--out", default=str(RESULTS / "agreement.json"))
@@ -45,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
                         temperature=args.temperature)
     report = run_pairs(args.pairs, judge, embedder, limit=args.limit, settings=settings,
                        files=args.files.split(","), chunk_sentences=args.chunk_sentences, judge_options=options,
-                       cache=args.cache)
+                       cache=args.cache, merge_nli=args.merge_nli)
     print(format_pairs_report(report))
     print(f"machine: {machine_line(machine)}")
     out = write_json(args.out, {

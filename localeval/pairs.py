@@ -23,7 +23,7 @@ import math
 import re
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Generator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -33,8 +33,10 @@ from pydantic import BaseModel
 from localeval.data.sample import Sample
 from localeval.errors import LocalevalError
 from localeval.metrics.context_precision import precision_at_k_score
+from localeval.metrics.faithfulness import supported_ratio
 from localeval.metrics.registry import MetricDef, MetricSpec, parse_metric
 from localeval.nan import Nan
+from localeval.prompts import NLI, STATEMENTS, NLIInput, StatementsInput
 from localeval.prompts.base import DEFAULT_SETTINGS, Prompt, Settings, binary, vote_field, with_reason
 from localeval.scheduler import Scheduler, group_by_metric
 from localeval.steps import Ask, Steps
@@ -264,6 +266,25 @@ CONTEXT_RELEVANCE_SPEC = MetricSpec(
 )
 
 
+def merged_faithfulness(question: str, context: str, good: str, bad: str) -> Generator[Any, Any, tuple[Any, Any]]:
+    """Faithfulness of two answers to one context with a single NLI ask for both statement lists.
+
+    The layout noise sensitivity uses (both lists against a chunk in one ask, verdicts split back),
+    here on ``ff.csv``, whose two answers share their context: the pairs tell whether merging costs
+    agreement with humans. Returns the (good, bad) scores.
+    """
+    extracted = yield [Ask(STATEMENTS, StatementsInput(question=question, answer=a)) for a in (good, bad)]
+    lists = [e.statements for e in extracted]
+    if not lists[0] and not lists[1]:
+        return Nan("no_statements"), Nan("no_statements")
+    judged = yield Ask(NLI, NLIInput(context=context, statements=[*lists[0], *lists[1]]))
+    verdicts = [v.verdict for v in judged.verdicts]
+    split = (verdicts[: len(lists[0])], verdicts[len(lists[0]) :])
+    good_score, bad_score = (supported_ratio(v) if statements else Nan("no_statements")
+                             for v, statements in zip(split, lists, strict=True))
+    return good_score, bad_score
+
+
 def pair_samples(kind: str, pairs: Sequence[Pair], chunk_sentences: int = 1) -> list[Sample]:
     """Two samples per pair, better first, for the metric that judges ``kind``."""
     samples = []
@@ -345,12 +366,14 @@ def run_pairs(
     cache: str | Path | None = None,
     seed: int = 0,
     progress: bool = False,
+    merge_nli: bool = False,
 ) -> PairsReport:
     """Score every pair file in ``folder`` (default: the shared WikiEval pairs) and count agreement.
 
     ``limit``: the first ``limit`` questions of each file. ``judge`` and ``embedder``: local model
     folders (None: the bundled defaults) or engine and embedder objects. ``cache``: an SQLite file
-    of judge answers to reuse between runs.
+    of judge answers to reuse between runs. ``merge_nli``: score ``ff.csv`` with one NLI ask per pair
+    for both answers (:func:`merged_faithfulness`).
     """
     from localeval import api  # here, so that importing this module loads no model code
 
@@ -376,18 +399,27 @@ def run_pairs(
             pairs = read_pairs(base / f"{kind}.csv")[:limit]
             metric = FILES[kind][0]
             spec = CONTEXT_RELEVANCE_SPEC if kind == "cr" else parse_metric(metric)
-            samples = pair_samples(kind, pairs, chunk_sentences)
             scheduler = Scheduler(engine, emb, store, settings, seed=seed, progress=progress)
-            output = scheduler.run(samples, [spec])
-            outcomes = output.outcomes[spec.name]
-            good, bad = outcomes[0::2], outcomes[1::2]
-            usage = group_by_metric(output.usage)
+            if kind == "ff" and merge_nli:
+                file_started = time.perf_counter()
+                tasks = [(metric, merged_faithfulness(p.question, p.good["context"], p.good["answer"],
+                                                      p.bad["answer"])) for p in pairs]
+                both, usages = scheduler.run_tasks(tasks)
+                pairs_out = [b if isinstance(b, tuple) else (b, b) for b in both]  # a failed ask: NaN on both
+                good, bad = [g for g, _ in pairs_out], [b for _, b in pairs_out]
+                outcomes = [*good, *bad]
+                usage, wall = group_by_metric(usages), time.perf_counter() - file_started
+            else:
+                output = scheduler.run(pair_samples(kind, pairs, chunk_sentences), [spec])
+                outcomes = output.outcomes[spec.name]
+                good, bad = outcomes[0::2], outcomes[1::2]
+                usage, wall = group_by_metric(output.usage), output.wall_seconds
             results.append(FileAgreement(
                 file=f"{kind}.csv", metric=metric, count=count_pairs(good, bad), paper=PAPER.get(metric),
                 nan_reasons=dict(Counter(v.reason for v in outcomes if isinstance(v, Nan))),
                 mean_good=_mean([_value(v) for v in good]), mean_bad=_mean([_value(v) for v in bad]),
                 judge_calls=usage.judge_calls, completion_tokens=usage.completion_tokens,
-                engine_seconds=usage.engine_seconds, wall_seconds=output.wall_seconds,
+                engine_seconds=usage.engine_seconds, wall_seconds=wall,
                 scores=[(_value(g), _value(b)) for g, b in zip(good, bad, strict=True)],
             ))
     finally:
@@ -396,7 +428,7 @@ def run_pairs(
         folder=str(base), judge=getattr(engine, "fingerprint", None), files=results,
         settings={"reasons": settings.reasons, "max_examples": settings.max_examples, "votes": settings.votes,
                   "temperature": settings.temperature if settings.votes > 1 else 0.0, "limit": limit,
-                  "chunk_sentences": chunk_sentences, "seed": seed},
+                  "chunk_sentences": chunk_sentences, "seed": seed, "merge_nli": merge_nli},
         wall_seconds=time.perf_counter() - started,
     )
 

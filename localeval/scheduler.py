@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -152,7 +152,7 @@ class Scheduler:
         return RunOutput(outcomes, traces, usage, rounds, self.engine_calls, self.embed_calls,
                          time.perf_counter() - start)
 
-    def run_tasks(self, tasks: Sequence[tuple[str, Steps]]) -> tuple[list[Any], dict[str, Usage]]:
+    def run_tasks(self, tasks: Sequence[tuple[str, Generator[Any, Any, Any]]]) -> tuple[list[Any], dict[str, Usage]]:
         """Drive any generators that yield asks (test-set generation, agreement checks) in rounds.
 
         Returns each generator's return value (or a Nan when an ask it needed failed) and usage by name.
