@@ -98,7 +98,9 @@ def main(argv: list[str] | None = None) -> int:
     chosen = list(SETTINGS.items())
     if args.only:
         chosen = [chosen[int(i) - 1] for i in args.only.split(",")]
-    rows = []
+    header = {"command": "python benchmarks/judge_settings.py " + " ".join(sys.argv[1:] if argv is None else argv),
+              "machine": machine, "limit": args.limit}
+    rows: list[dict[str, Any]] = []
     if args.default_from:
         chosen = [(name, values) for name, values in chosen if values]
     for name, values in chosen:
@@ -107,6 +109,7 @@ def main(argv: list[str] | None = None) -> int:
         rows.append({"name": name, **report.to_dict()})
         print(f"{name}: " + ", ".join(f"{f.file} {f.accuracy:.2f}" for f in report.files)
               + f" ({report.wall_seconds:.0f} s)", flush=True)
+        write_json(args.out, {**header, "settings": rows, "finished": False})  # a stopped run keeps its rows
     if args.default_from:  # read last: an agreement run started beside this one may still be writing it
         paths = [Path(p) for p in args.default_from.split(",")]
         while not all(p.exists() for p in paths):
@@ -116,10 +119,7 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print(table(rows))
     print("accuracy: pairwise, ties and NaN count half; chance 0.5; paper (gpt-3.5): ff 0.95, ar 0.78, cr 0.70")
-    out = write_json(args.out, {
-        "command": "python benchmarks/judge_settings.py " + " ".join(sys.argv[1:] if argv is None else argv),
-        "machine": machine, "limit": args.limit, "settings": rows,
-    })
+    out = write_json(args.out, {**header, "settings": rows, "finished": True})
     print(f"wrote {out}")
     return 0
 
