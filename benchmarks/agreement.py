@@ -5,7 +5,7 @@
 For each question of ``ff.csv``, ``ar.csv`` and ``cr.csv``: does faithfulness, response relevancy
 or context relevance score the human-preferred candidate higher? Pairwise accuracy (ties and NaN
 count as half) next to the paper's gpt-3.5 figures and chance. See ``localeval/pairs.py``.
-Writes ``benchmarks/results/agreement.json``.
+Writes ``benchmarks/results/agreement.json`` after each file (``"partial": true`` until the last).
 """
 
 from __future__ import annotations
@@ -25,6 +25,8 @@ def main(argv: list[str] | None = None) -> int:
                         "(default: ../shared/data/wikieval_pairs)")
     parser.add_argument("--files", default="ff,ar,cr", help="which pair files")
     parser.add_argument("--limit", type=int, default=None, help="first N questions of each file")
+    parser.add_argument("--offset", type=int, default=0,
+                        help="skip the first N questions (to share a file between processes with one --cache)")
     parser.add_argument("--chunk-sentences", type=int, default=1, help="context relevance: sentences per chunk")
     parser.add_argument("--no-reasons", action="store_true", help="ask for verdicts without reasons")
     parser.add_argument("--max-examples", type=int, default=None, help="at most N few-shot examples per prompt")
@@ -38,25 +40,34 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default=str(RESULTS / "agreement.json"))
     args = parser.parse_args(argv)
 
-    from localeval.pairs import format_pairs_report, run_pairs
+    from localeval.pairs import PairsReport, format_pairs_report, run_pairs
     from localeval.prompts import Settings
 
     machine = describe_machine()
     judge, embedder, options = localeval_models(args)
     settings = Settings(reasons=not args.no_reasons, max_examples=args.max_examples, votes=args.votes,
                         temperature=args.temperature)
-    report = run_pairs(args.pairs, judge, embedder, limit=args.limit, settings=settings,
-                       files=args.files.split(","), chunk_sentences=args.chunk_sentences, judge_options=options,
-                       cache=args.cache, merge_nli=args.merge_nli)
-    print(format_pairs_report(report))
-    print(f"machine: {machine_line(machine)}")
-    out = write_json(args.out, {
+    files = args.files.split(",")
+    header = {
         "command": "python benchmarks/agreement.py " + " ".join(sys.argv[1:] if argv is None else argv),
         "label": args.label, "machine": machine, "engine": args.engine,
         "settings": {"reasons": settings.reasons, "max_examples": settings.max_examples, "votes": settings.votes,
                      "temperature": settings.temperature if settings.votes > 1 else 0.0},
-        **report.to_dict(),
-    })
+    }
+
+    def save(report: PairsReport, partial: bool) -> Path:
+        return write_json(args.out, {**header, "partial": partial, **report.to_dict()})
+
+    def saved_so_far(report: PairsReport) -> None:  # a stopped run keeps the files it finished
+        if len(report.files) < len(files):
+            save(report, partial=True)
+
+    report = run_pairs(args.pairs, judge, embedder, limit=args.limit, settings=settings, files=files,
+                       chunk_sentences=args.chunk_sentences, judge_options=options, cache=args.cache,
+                       merge_nli=args.merge_nli, offset=args.offset, on_file=saved_so_far)
+    print(format_pairs_report(report))
+    print(f"machine: {machine_line(machine)}")
+    out = save(report, partial=False)
     print(f"wrote {out}")
     return 0
 

@@ -23,7 +23,7 @@ import math
 import re
 import time
 from collections import Counter
-from collections.abc import Generator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -367,17 +367,23 @@ def run_pairs(
     seed: int = 0,
     progress: bool = False,
     merge_nli: bool = False,
+    offset: int = 0,
+    on_file: Callable[[PairsReport], None] | None = None,
 ) -> PairsReport:
     """Score every pair file in ``folder`` (default: the shared WikiEval pairs) and count agreement.
 
-    ``limit``: the first ``limit`` questions of each file. ``judge`` and ``embedder``: local model
-    folders (None: the bundled defaults) or engine and embedder objects. ``cache``: an SQLite file
-    of judge answers to reuse between runs. ``merge_nli``: score ``ff.csv`` with one NLI ask per pair
-    for both answers (:func:`merged_faithfulness`).
+    ``limit``: the first ``limit`` questions of each file, from question ``offset`` (counted from 0).
+    ``judge`` and ``embedder``: local model folders (None: the bundled defaults) or engine and
+    embedder objects. ``cache``: an SQLite file of judge answers to reuse between runs.
+    ``merge_nli``: score ``ff.csv`` with one NLI ask per pair for both answers
+    (:func:`merged_faithfulness`). ``on_file``: called with the report so far after each file, so
+    that a long run can save what it has measured before it ends.
     """
     from localeval import api  # here, so that importing this module loads no model code
 
     started = time.perf_counter()
+    if offset < 0:
+        raise LocalevalError(f"offset must be 0 or more, got {offset}")
     base = Path(folder) if folder is not None else default_pairs_folder()
     if base is None:
         raise LocalevalError("no pair folder given, and ../shared/data/wikieval_pairs does not exist; "
@@ -393,10 +399,20 @@ def run_pairs(
     if emb is None and "ar" in present:
         emb = api.load_embedder(embedder)
     store = JudgeCache(Path(cache)) if cache is not None else JudgeCache.disabled()
-    results = []
+    results: list[FileAgreement] = []
+
+    def report() -> PairsReport:
+        return PairsReport(
+            folder=str(base), judge=getattr(engine, "fingerprint", None), files=list(results),
+            settings={"reasons": settings.reasons, "max_examples": settings.max_examples, "votes": settings.votes,
+                      "temperature": settings.temperature if settings.votes > 1 else 0.0, "limit": limit,
+                      "offset": offset, "chunk_sentences": chunk_sentences, "seed": seed, "merge_nli": merge_nli},
+            wall_seconds=time.perf_counter() - started,
+        )
+
     try:
         for kind in present:
-            pairs = read_pairs(base / f"{kind}.csv")[:limit]
+            pairs = read_pairs(base / f"{kind}.csv")[offset:][:limit]
             metric = FILES[kind][0]
             spec = CONTEXT_RELEVANCE_SPEC if kind == "cr" else parse_metric(metric)
             scheduler = Scheduler(engine, emb, store, settings, seed=seed, progress=progress)
@@ -422,15 +438,11 @@ def run_pairs(
                 engine_seconds=usage.engine_seconds, wall_seconds=wall,
                 scores=[(_value(g), _value(b)) for g, b in zip(good, bad, strict=True)],
             ))
+            if on_file is not None:
+                on_file(report())
     finally:
         store.close()
-    return PairsReport(
-        folder=str(base), judge=getattr(engine, "fingerprint", None), files=results,
-        settings={"reasons": settings.reasons, "max_examples": settings.max_examples, "votes": settings.votes,
-                  "temperature": settings.temperature if settings.votes > 1 else 0.0, "limit": limit,
-                  "chunk_sentences": chunk_sentences, "seed": seed, "merge_nli": merge_nli},
-        wall_seconds=time.perf_counter() - started,
-    )
+    return report()
 
 
 def format_pairs_report(report: PairsReport) -> str:

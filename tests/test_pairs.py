@@ -174,6 +174,42 @@ def test_merged_nli_gives_the_scores_of_separate_asks_with_one_ask_per_pair(tmp_
     assert merged_report.settings["merge_nli"] is True and merged.judge_calls == 3
 
 
+def test_run_pairs_reports_each_finished_file_as_it_goes(tmp_path: Path) -> None:
+    ctx = "The river Alpha flows into the northern sea."
+    _write(tmp_path / "ff.csv", [
+        {"question": "Where does Alpha flow?", "context": ctx, "answer": "It flows into the northern sea.",
+         "label": "1"},
+        {"question": "Where does Alpha flow?", "context": ctx, "answer": "It flows into a desert lake.",
+         "label": "0"},
+    ])
+    _write(tmp_path / "cr.csv", [
+        {"question": "Where does Alpha flow?", "context": "Alpha reaches the sea.", "label": "1"},
+        {"question": "Where does Alpha flow?", "context": "Alpha reaches the sea.\\nHills are cold.", "label": "0"},
+    ])
+    seen: list[list[str]] = []
+    final = run_pairs(tmp_path, ScriptedEngine(script), HashEmbedder(), files=("ff", "cr"),
+                      on_file=lambda r: seen.append([f.file for f in r.files]))
+    assert seen == [["ff.csv"], ["ff.csv", "cr.csv"]]
+    assert [f.file for f in final.files] == ["ff.csv", "cr.csv"]
+
+
+def test_run_pairs_offset_takes_later_questions(tmp_path: Path) -> None:
+    rows = []
+    for q in ("Where does Alpha flow?", "Where does Beta flow?", "Where does Gamma flow?"):
+        river = q.split()[2]
+        rows += [{"question": q, "context": f"{river} flows into the sea.", "answer": f"{river} flows into the sea.",
+                  "label": "1"},
+                 {"question": q, "context": f"{river} flows into the sea.", "answer": "It is a desert.", "label": "0"}]
+    _write(tmp_path / "ff.csv", rows)
+    engine = ScriptedEngine(script)
+    report = run_pairs(tmp_path, engine, HashEmbedder(), files=("ff",), offset=1, limit=1)
+    assert report.files[0].count.pairs == 1 and report.settings["offset"] == 1
+    asked = " ".join(r.messages[-1][1] for r in engine.requests)
+    assert "Beta" in asked and "Alpha" not in asked and "Gamma" not in asked
+    with pytest.raises(LocalevalError, match="offset"):
+        run_pairs(tmp_path, engine, HashEmbedder(), files=("ff",), offset=-1)
+
+
 @needs_shared
 def test_run_pairs_on_three_real_pairs() -> None:
     engine = ScriptedEngine(script)

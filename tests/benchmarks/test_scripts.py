@@ -27,6 +27,7 @@ def test_agreement_and_judge_settings(tmp_path):
     assert "ff.csv" in out and "cr.csv" in out
     data = json.loads((tmp_path / "a.json").read_text())
     assert data["settings"]["votes"] == 3 and [f["pairs"] for f in data["files"]] == [2, 2, 2]
+    assert data["partial"] is False
     out = _run("judge_settings.py", "--limit", "2", "--only", "1,2", "--out", str(tmp_path / "s.json"))
     rows = json.loads((tmp_path / "s.json").read_text())["settings"]
     assert [r["name"] for r in rows] == ["default (reasons, all examples, greedy)", "no reasons"]
