@@ -45,7 +45,10 @@ class PPIResult:
     def halving_note(self) -> str:
         """The labels needed to halve the interval, in words."""
         if self.labels_to_halve is not None:
-            return f"{self.labels_to_halve} labels ({self.labels_to_halve - self.n_labelled} more)"
+            more = f"{self.labels_to_halve} labels ({self.labels_to_halve - self.n_labelled} more)"
+            if self.labels_to_halve > self.n_total:  # only a larger run, labelled in the same way, could
+                return f"{more}: more than the run's {self.n_total} samples"
+            return more
         if self.var_rectifier == 0:
             return "labels cannot narrow it: the judge's errors do not vary"
         return "not by labels alone: the judge's variance over N dominates"

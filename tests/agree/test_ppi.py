@@ -47,6 +47,9 @@ def test_labels_to_halve_by_hand() -> None:
     assert labels_to_halve(0.25, 1000, 0.0, 100) is None  # errors that never vary: labels do not help
     r = ppi_mean(np.linspace(0, 1, 1000), [0.1, 0.9, 0.5, 0.3], [0.0, 1.0, 1.0, 0.0])
     assert r.labels_to_halve is not None and str(r.labels_to_halve - 4) in r.halving_note
+    assert "more than the run" not in r.halving_note
+    small = ppi_mean([0.5] * 10, [0.5] * 4, [0.0, 1.0, 1.0, 0.0])  # a constant judge: four times the labels
+    assert small.labels_to_halve == 16 and "more than the run's 10 samples" in small.halving_note
 
 
 def test_bad_inputs() -> None:
