@@ -4,7 +4,7 @@
 
 Each cell is a fresh run without cache: wall time, samples/s, judge calls (generations), engine
 calls (batched rounds) and tokens. The judge and embedder are loaded once and shared by all cells.
-Writes ``benchmarks/results/scaling.json``.
+Writes ``benchmarks/results/scaling.json`` after every cell (``"partial": true`` until the last).
 """
 
 from __future__ import annotations
@@ -75,20 +75,26 @@ def main(argv: list[str] | None = None) -> int:
     if options is not None:  # load once, not once per cell
         judge, embedder = load_judge(judge, options), load_embedder(embedder)
     load_seconds = time.perf_counter() - started
-    cells = []
-    for top_k in _ints(args.top_k):
-        for n in _ints(args.sizes):
-            cells.append(run_cell(n, top_k, judge, embedder, args))
-            c = cells[-1]
-            print(f"n={n} top-k={top_k}: {c['wall_seconds']:.1f} s, {c['samples_per_second']:.3f} samples/s, "
-                  f"{c['judge_calls']} judge calls", flush=True)
+    cells: list[dict[str, Any]] = []
+    grid = [(n, top_k) for top_k in _ints(args.top_k) for n in _ints(args.sizes)]
+
+    def save() -> Path:  # after every cell, so that a stopped run keeps the cells it measured
+        return write_json(args.out, {
+            "command": "python benchmarks/scaling.py " + " ".join(sys.argv[1:] if argv is None else argv),
+            "machine": machine, "judge": getattr(judge, "fingerprint", str(judge)), "engine": args.engine,
+            "load_seconds": round(load_seconds, 3), "metrics": args.metrics.split(","),
+            "partial": len(cells) < len(grid), "cells": cells,
+        })
+
+    for n, top_k in grid:
+        cells.append(run_cell(n, top_k, judge, embedder, args))
+        c = cells[-1]
+        print(f"n={n} top-k={top_k}: {c['wall_seconds']:.1f} s, {c['samples_per_second']:.3f} samples/s, "
+              f"{c['judge_calls']} judge calls", flush=True)
+        save()
     print()
     print(format_table(cells))
-    out = write_json(args.out, {
-        "command": "python benchmarks/scaling.py " + " ".join(sys.argv[1:] if argv is None else argv),
-        "machine": machine, "judge": getattr(judge, "fingerprint", str(judge)), "engine": args.engine,
-        "load_seconds": round(load_seconds, 3), "metrics": args.metrics.split(","), "cells": cells,
-    })
+    out = save()
     print(f"wrote {out}")
     return 0
 

@@ -44,8 +44,12 @@ def test_agreement_and_judge_settings(tmp_path):
 @pytest.mark.skipif(not (SHARED / "clapnq").is_dir(), reason="needs ../shared/data/clapnq")
 def test_scaling(tmp_path):
     out = _run("scaling.py", "--sizes", "2,4", "--top-k", "1,2", "--out", str(tmp_path / "s.json"))
-    assert "samples/s" in out or "samples" in out
-    assert (tmp_path / "s.json").exists()
+    assert "samples/s" in out
+    data = json.loads((tmp_path / "s.json").read_text())
+    assert data["partial"] is False and [(c["n"], c["top_k"]) for c in data["cells"]] == [(2, 1), (4, 1), (2, 2),
+                                                                                          (4, 2)]
+    calls = {(c["n"], c["top_k"]): c["judge_calls"] for c in data["cells"]}
+    assert calls[(4, 1)] > calls[(2, 1)] and calls[(2, 2)] > calls[(2, 1)]  # more samples, more chunks: more asks
 
 
 @pytest.mark.skipif(not (SHARED / "clapnq").is_dir(), reason="needs ../shared/data/clapnq")
