@@ -41,9 +41,21 @@ def default_row(paths: list[Path], limit: int) -> dict[str, Any]:
         if (settings.get("reasons") is False or settings.get("max_examples") is not None
                 or settings.get("votes", 1) != 1):
             raise SystemExit(f"{path} was not run with the default settings")
+        if settings.get("offset", 0) != 0:
+            raise SystemExit(f"{path} starts at question {settings['offset']}, not at the first")
         files += default_files(data, limit)
     return {"name": next(iter(SETTINGS)), "from": ", ".join(map(str, paths)), "settings": {}, "files": files,
             "wall_seconds": sum(f["wall_seconds"] for f in files)}
+
+
+def _finished(path: Path) -> bool:
+    """An agreement.py result that is there and whole (it writes ``"partial": true`` until its last file)."""
+    import json
+
+    try:
+        return json.loads(path.read_text()).get("partial") is not True
+    except (OSError, ValueError):  # not there yet, or caught while being written
+        return False
 
 
 def default_files(data: dict[str, Any], limit: int) -> list[dict[str, Any]]:
@@ -112,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
         write_json(args.out, {**header, "settings": rows, "finished": False})  # a stopped run keeps its rows
     if args.default_from:  # read last: an agreement run started beside this one may still be writing it
         paths = [Path(p) for p in args.default_from.split(",")]
-        while not all(p.exists() for p in paths):
+        while not all(_finished(p) for p in paths):
             print(f"waiting for {', '.join(map(str, paths))}", file=sys.stderr, flush=True)
             time.sleep(60)
         rows.insert(0, default_row(paths, args.limit))

@@ -77,3 +77,25 @@ def test_speed_vs_ragas_reuses_a_ragas_result_only_for_the_same_samples(tmp_path
     other = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "speed_vs_ragas.py"), "--engine", "scripted",
                             *args[:2], "--top-k", "3", *args[4:]], capture_output=True, text=True, cwd=ROOT)
     assert other.returncode != 0 and "measured on other samples" in other.stderr
+
+
+def test_judge_settings_takes_the_default_row_only_from_a_whole_run_from_the_first_question(tmp_path):
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from judge_settings import _finished, default_row
+
+    path = tmp_path / "agreement.json"
+    assert not _finished(path)  # not there yet
+    path.write_text('{"partial": tr')  # caught while being written
+    assert not _finished(path)
+    row = {"file": "ff.csv", "pairs": 2, "scores": [[1.0, 0.0], [0.5, 0.5]], "judge_calls": 4,
+           "completion_tokens": 100, "wall_seconds": 10.0}
+    data = {"partial": True, "settings": {"reasons": True, "max_examples": None, "votes": 1}, "files": [row]}
+    path.write_text(json.dumps(data))
+    assert not _finished(path)
+    path.write_text(json.dumps({**data, "partial": False}))
+    assert _finished(path)
+    default = default_row([path], limit=2)
+    assert default["files"][0]["accuracy"] == 0.75 and default["files"][0]["judge_calls"] == 4
+    path.write_text(json.dumps({**data, "partial": False, "settings": {**data["settings"], "offset": 25}}))
+    with pytest.raises(SystemExit, match="question 25"):
+        default_row([path], limit=2)
