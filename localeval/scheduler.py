@@ -23,11 +23,11 @@ from localeval.errors import LocalevalError
 from localeval.long_context import POLICIES, TooLong, fit
 from localeval.metrics.registry import MetricSpec
 from localeval.nan import Nan, NanReason
-from localeval.prompts.base import DEFAULT_SETTINGS, Settings
+from localeval.prompts.base import DEFAULT_SETTINGS, Settings, answer_token_bound
 from localeval.steps import Ask, Embed, Outcome, Steps
 from localeval.store.cache import JudgeCache
 
-RETRY_FACTOR = 2  # a truncated answer is asked once more with this many times the token budget
+RETRY_FACTOR = 2  # a truncated answer is asked once more with at least this many times the token budget
 
 
 class AskFailed(Exception):
@@ -319,11 +319,27 @@ class Scheduler:
             for p, result in zip(batch, results, strict=True):
                 answer = _answer_dict(result)
                 if attempt == 1 and any(c["finish_reason"] == "length" for c in answer["choices"]):
-                    bigger = Request(**{**p.request.__dict__, "max_tokens": p.request.max_tokens * RETRY_FACTOR})
+                    bigger = Request(**{**p.request.__dict__, "max_tokens": self._retry_budget(p.request, result)})
                     retry.append(_Pending(p.key, bigger, p.askers))
                     continue
                 answers[p.key] = answer
         return answers
+
+    def _retry_budget(self, request: Request, result: Result) -> int:
+        """A cut-off answer's second budget: enough for any answer its schema allows, where that fits.
+
+        At least twice the first budget; the schema's bound when there is one (so that a judge
+        spelling a reason out letter by letter still reaches its verdict), but no more than the
+        judge's context window leaves beside the prompt.
+        """
+        budget = request.max_tokens * RETRY_FACTOR
+        bound = answer_token_bound(request.schema)
+        if bound is not None:
+            budget = max(budget, bound)
+        window = getattr(self.engine, "context_window", None)
+        if isinstance(window, int) and window > 0 and result.prompt_tokens:
+            budget = min(budget, window - result.prompt_tokens)
+        return max(budget, request.max_tokens)
 
     def _generate_split(self, requests: list[Request],
                         on_result: Callable[[int, Result], None]) -> list[Result]:

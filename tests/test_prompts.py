@@ -35,3 +35,28 @@ def test_nli_asks_exactly_one_verdict_per_statement():
     verdicts = schema["properties"]["verdicts"]
     assert (verdicts["minItems"], verdicts["maxItems"]) == (3, 3)
     assert list(verdicts["items"]["properties"]) == ["verdict"]
+
+
+def test_answer_token_bound_counts_bytes_of_the_longest_compact_answer():
+    from localeval.prompts.base import BYTES_PER_CHAR, answer_token_bound, array, binary, obj, text
+
+    assert answer_token_bound(binary()) == 1
+    assert answer_token_bound(text(5)) == 2 + 5 * BYTES_PER_CHAR
+    assert answer_token_bound(array(binary(), 0, 3)) == len("[1,1,1]")
+    assert answer_token_bound(obj({"v": binary()})) == len('{"v":1}')
+    assert answer_token_bound({"type": "string"}) is None  # no maxLength: no bound
+    assert answer_token_bound({"type": "array", "items": binary()}) is None
+    assert answer_token_bound({"type": "object", "properties": {"v": binary()}}) is None  # more keys allowed
+
+
+def test_every_prompt_budget_is_below_its_schema_bound():
+    """The budgets are typical lengths; the bound (for a retry) must never be below them."""
+    from localeval.prompts import ALL_PROMPTS
+    from localeval.prompts.base import answer_token_bound
+
+    for prompt in ALL_PROMPTS:
+        for settings in (Settings(), Settings(reasons=False)):
+            for example, _ in prompt.examples:
+                bound = answer_token_bound(prompt.schema(example, settings))
+                assert bound is not None, prompt.name
+                assert bound >= prompt.max_tokens(example, settings), prompt.name

@@ -12,6 +12,8 @@ from localeval.engine.base import Choice
 from localeval.engine.scripted import ScriptedEngine, rule_script
 from localeval.metrics import parse_metrics
 from localeval.nan import Nan
+from localeval.prompts.base import answer_token_bound
+from localeval.prompts.nli import REASON_CHARS as NLI_REASON_CHARS
 from localeval.scheduler import Scheduler
 
 
@@ -94,10 +96,12 @@ def test_embeddings_go_in_one_call_per_round() -> None:
 
 def test_truncated_answer_is_retried_once_with_a_larger_budget_then_nan() -> None:
     budgets: list[int] = []
+    schemas: list[dict] = []
 
     def script(label, data, request):
         if label == "statements":
             budgets.append(request.max_tokens)
+            schemas.append(request.schema)
             if "City 1" in data["answer"]:
                 return Choice(text='{"statements": ["cut', completion_tokens=request.max_tokens, finish_reason="length")
             if "City 2" in data["answer"] and len(budgets) <= 4:
@@ -110,8 +114,48 @@ def test_truncated_answer_is_retried_once_with_a_larger_budget_then_nan() -> Non
     assert values[1] == Nan("truncated")
     assert isinstance(values[2], float)  # recovered on the retry
     first, retried = budgets[:3], budgets[3:]
-    assert len(retried) == 2 and retried[0] == 2 * first[1]
+    bound = answer_token_bound(schemas[1])
+    assert bound is not None and bound > 2 * first[1]  # the schema's bound: the retry cannot be cut off again
+    assert len(retried) == 2 and retried[0] == bound
     assert out.usage["faithfulness"].retries == 2
+
+
+def test_a_reason_spelled_letter_by_letter_gets_its_verdict_on_the_retry() -> None:
+    """The bundled judge once wrote "S-A-T-I-N-…" as a reason: two tokens a character, over twice the budget."""
+    seen: list[int] = []
+
+    def script(label, data, request):
+        if label != "nli":
+            return rule_script(label, data, request)
+        seen.append(request.max_tokens)
+        reason = "-".join("SATIN" * 32)[:NLI_REASON_CHARS]
+        needed = 2 * len(reason) + 10 * len(data["statements"])  # a letter and a hyphen each
+        if needed > request.max_tokens:
+            return Choice(text='{"verdicts": [{"reason": "S-A-T', completion_tokens=request.max_tokens,
+                          finish_reason="length")
+        return {"verdicts": [{"reason": reason, "verdict": 1} for _ in data["statements"]]}
+
+    out = Scheduler(ScriptedEngine(script), progress=False).run(_samples(1), parse_metrics("faithfulness"))
+    assert out.outcomes["faithfulness"] == [1.0]
+    assert len(seen) == 2 and seen[1] > 2 * seen[0]
+
+
+def test_the_retry_budget_stops_at_the_context_window() -> None:
+    seen: list[tuple[int, int]] = []
+
+    def script(label, data, request):
+        if label == "nli":
+            prompt = sum(len(content.split()) for _, content in request.messages)
+            seen.append((request.max_tokens, prompt))
+            return Choice(text='{"verdicts": [', completion_tokens=request.max_tokens, finish_reason="length")
+        return rule_script(label, data, request)
+
+    engine = ScriptedEngine(script)
+    engine.context_window = 700  # type: ignore[attr-defined]
+    out = Scheduler(engine, progress=False).run(_samples(1), parse_metrics("faithfulness"))
+    assert out.outcomes["faithfulness"] == [Nan("truncated")]
+    (first, prompt), (retried, _) = seen
+    assert prompt + first < 700 and retried == 700 - prompt and retried > first
 
 
 def test_engine_error_on_one_ask_does_not_sink_the_round() -> None:

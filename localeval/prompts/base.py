@@ -141,6 +141,44 @@ def with_reason(properties: dict[str, Schema], settings: Settings, reason_len: i
     return obj(props)
 
 
+# A token is at least one byte of the answer, and one character of a JSON string at most six bytes
+# (``\uXXXX``; raw UTF-8 takes four at most).
+BYTES_PER_CHAR = 6
+
+
+def answer_token_bound(schema: Schema) -> int | None:
+    """Most tokens any compact JSON answer that ``schema`` allows can take (one token per byte at worst).
+
+    None when the schema leaves something unbounded (a string without ``maxLength``, a list without
+    ``maxItems``, a number without an enum). The verdict budgets of the prompts are typical lengths,
+    far below this; the bound is what a retry needs so that it cannot be cut off again, whatever
+    characters the judge writes (a small model may spell a reason out letter by letter, or copy
+    Cyrillic or Arabic text, which takes several tokens a character).
+
+    >>> answer_token_bound(obj({"reason": text(10), "verdict": binary()}))  # 2 + 19 (keys) + 62 + 1 + 1 (comma)
+    85
+    """
+    kind = schema.get("type")
+    if "enum" in schema:
+        return max(len(json.dumps(v)) for v in schema["enum"])
+    if kind == "string":
+        return 2 + BYTES_PER_CHAR * schema["maxLength"] if "maxLength" in schema else None
+    if kind == "boolean":
+        return 5
+    if kind == "array":
+        item = answer_token_bound(schema.get("items", {}))
+        most = schema.get("maxItems")
+        return None if item is None or most is None else 2 + most * item + max(0, most - 1)
+    if kind == "object":
+        props = schema.get("properties", {})
+        values = [answer_token_bound(v) for v in props.values()]
+        if any(v is None for v in values) or schema.get("additionalProperties", True) is not False:
+            return None
+        keys = sum(len(json.dumps(k)) + 1 for k in props)  # "key":
+        return 2 + keys + sum(v for v in values if v is not None) + max(0, len(props) - 1)
+    return None
+
+
 def tokens_for_chars(chars: int) -> int:
     """A generous token budget for ``chars`` characters of JSON (about 3 chars a token, plus slack)."""
     return chars // 3 + 16
