@@ -91,6 +91,17 @@ def _judge_arguments(p: argparse.ArgumentParser) -> None:
                         "faithfulness,factual_correctness:mode=precision,ndcg:k=5 (default: the six LLM metrics)")
     p.add_argument("--judge", default=None, help="local judge model folder (default: models/smollm2-135m-instruct)")
     p.add_argument("--embedder", default=None, help="local embedding model folder (default: models/all-minilm-l6-v2)")
+    p.add_argument("--no-reasons", action="store_true", help="ask for verdicts without free-text reasons")
+    p.add_argument("--votes", type=int, default=1,
+                   help="verdict asks: sample N answers and take each verdict's majority (default 1: greedy)")
+    p.add_argument("--temperature", type=float, default=0.7, help="sampling temperature of --votes (default 0.7)")
+    p.add_argument("--seed", type=int, default=0, help="seed for sampled generations")
+    p.add_argument("--no-progress", action="store_true", help="no progress bars")
+    engine_arguments(p)
+
+
+def engine_arguments(p: argparse.ArgumentParser) -> None:
+    """How the judge is loaded and run: grammar, batching, threads, and the GPU engines."""
     p.add_argument("--grammar", choices=("xgrammar", "outlines"), default="xgrammar",
                    help="grammar backend for constrained decoding (default: xgrammar)")
     p.add_argument("--batch-size", type=int, default=16,
@@ -99,13 +110,7 @@ def _judge_arguments(p: argparse.ArgumentParser) -> None:
                    help="transformers engine: token budget of a batch, rows x (longest prompt tail + longest "
                         "answer); 0: no budget, batches of --batch-size")
     p.add_argument("--threads", type=int, default=None, help="CPU threads for torch (default: all cores)")
-    p.add_argument("--no-reasons", action="store_true", help="ask for verdicts without free-text reasons")
-    p.add_argument("--votes", type=int, default=1,
-                   help="verdict asks: sample N answers and take each verdict's majority (default 1: greedy)")
-    p.add_argument("--temperature", type=float, default=0.7, help="sampling temperature of --votes (default 0.7)")
-    p.add_argument("--seed", type=int, default=0, help="seed for sampled generations")
     p.add_argument("--trust-remote-code", action="store_true", help="allow the model folder's own code")
-    p.add_argument("--no-progress", action="store_true", help="no progress bars")
     g = p.add_argument_group("GPU engines")
     g.add_argument("--engine", choices=("transformers", "vllm", "ray-vllm"), default="transformers",
                    help="judge engine: transformers (CPU/GPU), vllm (GPU), ray-vllm (vLLM replicas on Ray)")

@@ -32,7 +32,7 @@ def _agree(args: argparse.Namespace) -> int:
         print(format_agreement(report))
         out["agreement"] = report.to_dict()
     if args.pairs is not None:
-        from localeval.cli import judge_settings
+        from localeval.cli import judge_options, judge_settings
         from localeval.pairs import format_pairs_report, run_pairs
 
         if args.labels is not None:
@@ -42,7 +42,7 @@ def _agree(args: argparse.Namespace) -> int:
             raise LocalevalError(f"--pairs {folder}: no such folder; give the folder that holds ff.csv, ar.csv "
                                  "and cr.csv")
         pairs = run_pairs(folder, args.judge, args.embedder, limit=args.limit, cache=args.cache,
-                          settings=judge_settings(args),
+                          settings=judge_settings(args), judge_options=judge_options(args),
                           seed=args.seed, progress=not args.no_progress)
         print(format_pairs_report(pairs))
         out["pairs"] = pairs.to_dict()
@@ -81,4 +81,7 @@ def add_agree_commands(sub: argparse._SubParsersAction) -> None:
     ag.add_argument("--level", type=float, default=0.95, help="interval level (default 0.95)")
     ag.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples (default 2000)")
     ag.add_argument("--seed", type=int, default=0, help="bootstrap seed, and the judge's for --pairs (default 0)")
+    from localeval.cli import engine_arguments  # here: localeval.cli imports this module
+
+    engine_arguments(ag)  # --pairs: how the judge is loaded and run
     ag.set_defaults(func=_agree)

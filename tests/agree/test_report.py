@@ -179,13 +179,17 @@ def test_cli_pairs_with_a_scripted_judge(tmp_path: Path, monkeypatch: pytest.Mon
 
     def load_judge(judge: object, options: object = None) -> ScriptedEngine:
         loaded.append(judge)
+        loaded.append(options)
         return ScriptedEngine(rule_script)
 
     monkeypatch.setattr(api, "load_judge", load_judge)
-    assert _agree_cli(["--pairs", str(folder), "--judge", "models/j", "--limit", "2",
-                       "--no-progress", "--json", str(tmp_path / "p.json")]) == 0
+    assert _agree_cli(["--pairs", str(folder), "--judge", "models/j", "--limit", "2", "--threads", "1",
+                       "--batch-size", "4", "--no-progress", "--json", str(tmp_path / "p.json")]) == 0
     out = capsys.readouterr().out
-    assert loaded == ["models/j"] and "ff.csv" in out and "faithfulness" in out
+    judge, options = loaded
+    assert judge == "models/j" and "ff.csv" in out and "faithfulness" in out
+    assert isinstance(options, api.JudgeOptions) and (options.engine, options.threads, options.batch_size) == (
+        "transformers", 1, 4)
     data = json.loads((tmp_path / "p.json").read_text())
     assert data["pairs"]["files"][0]["pairs"] == 2 and data["pairs"]["files"][0]["accuracy"] == 1.0
 
