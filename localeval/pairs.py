@@ -28,6 +28,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 from pydantic import BaseModel
 
 from localeval.data.sample import Sample
@@ -86,6 +87,20 @@ class PairCount:
         if not self.pairs:
             return math.nan
         return (self.wins + 0.5 * (self.ties + self.nan_pairs)) / self.pairs
+
+    def interval(self, level: float = 0.95, resamples: int = 2000, seed: int = 0) -> tuple[float, float] | None:
+        """Percentile bootstrap interval of the accuracy, resampling pairs (None under two pairs).
+
+        50 pairs leave about +-0.14 at 95 %: what a judge's figure can and cannot tell apart.
+        """
+        if self.pairs < 2:
+            return None
+        credits = np.array([1.0] * self.wins + [0.0] * self.losses + [0.5] * (self.ties + self.nan_pairs))
+        rng = np.random.default_rng(seed)
+        means = credits[rng.integers(0, credits.size, size=(resamples, credits.size))].mean(axis=1)
+        tail = (1 - level) / 2
+        low, high = np.quantile(means, [tail, 1 - tail])
+        return float(low), float(high)
 
 
 def _value(score: float | Nan | None) -> float | None:
@@ -327,7 +342,9 @@ class FileAgreement:
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
-        out.update(accuracy=self.accuracy, pairs=self.count.pairs, wall_seconds=round(self.wall_seconds, 3),
+        interval = self.count.interval()
+        out.update(accuracy=self.accuracy, accuracy_ci95=list(interval) if interval else None,
+                   pairs=self.count.pairs, wall_seconds=round(self.wall_seconds, 3),
                    engine_seconds=round(self.engine_seconds, 3))
         return out
 
@@ -447,7 +464,7 @@ def run_pairs(
 
 def format_pairs_report(report: PairsReport) -> str:
     """The agreement table, next to the Ragas paper's figures and chance."""
-    head = (f"{'file':<7} {'metric':<18} {'pairs':>5} {'accuracy':>8} {'win':>4} {'loss':>4} {'tie':>4} "
+    head = (f"{'file':<7} {'metric':<18} {'pairs':>5} {'accuracy':>8} {'95% CI':>12} {'win':>4} {'loss':>4} {'tie':>4} "
             f"{'NaN':>4} {'good':>6} {'bad':>6} {'paper':>6} {'chance':>6} {'calls':>6} {'seconds':>8}")
     lines = [f"Agreement with human labels on {report.folder}", f"judge: {report.judge}", "",
              head, "-" * len(head)]
@@ -456,13 +473,15 @@ def format_pairs_report(report: PairsReport) -> str:
         return f"{v:>{width}.2f}" if v is not None and not math.isnan(v) else f"{'-':>{width}}"
 
     for f in report.files:
-        c = f.count
-        lines.append(f"{f.file:<7} {f.metric:<18} {c.pairs:>5} {num(f.accuracy, 8)} {c.wins:>4} "
+        c, interval = f.count, f.count.interval()
+        ci = f"[{interval[0]:.2f}, {interval[1]:.2f}]" if interval else "-"
+        lines.append(f"{f.file:<7} {f.metric:<18} {c.pairs:>5} {num(f.accuracy, 8)} {ci:>12} {c.wins:>4} "
                      f"{c.losses:>4} {c.ties:>4} {c.nan_pairs:>4} {num(f.mean_good)} {num(f.mean_bad)} "
                      f"{num(f.paper)} {num(CHANCE)} {f.judge_calls:>6} {f.wall_seconds:>8.1f}")
     lines.append("")
     lines.append("accuracy: pairs where the label=1 candidate scores higher; a tie, or NaN on either side, "
-                 "counts as half. good/bad: mean score of each side. paper: Ragas paper, gpt-3.5-turbo-16k.")
+                 "counts as half. 95% CI: bootstrap over pairs. good/bad: mean score of each side. paper: Ragas "
+                 "paper, gpt-3.5-turbo-16k.")
     for f in report.files:
         if f.nan_reasons:
             reasons = ", ".join(f"{k} {v}" for k, v in sorted(f.nan_reasons.items()))

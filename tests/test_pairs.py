@@ -221,8 +221,22 @@ def test_run_pairs_on_three_real_pairs() -> None:
         assert f.judge_calls > 0
     table = format_pairs_report(report)
     assert "0.95" in table and "0.78" in table and "0.70" in table and "counts as half" in table
+    assert "95% CI" in table and report.to_dict()["files"][0]["accuracy_ci95"] is not None
 
 
 def test_missing_folder_is_explained(tmp_path: Path) -> None:
     with pytest.raises(LocalevalError, match=r"ff\.csv"):
         run_pairs(tmp_path, ScriptedEngine(script), HashEmbedder())
+
+
+def test_accuracy_interval_resamples_pairs() -> None:
+    assert PairCount(wins=5, losses=0, ties=0, nan_pairs=0).interval() == (1.0, 1.0)
+    assert PairCount(wins=1, losses=0, ties=0, nan_pairs=0).interval() is None
+    fifty = PairCount(wins=19, losses=19, ties=10, nan_pairs=2)  # the bundled judge on ff.csv
+    low, high = fifty.interval()
+    assert low < fifty.accuracy == 0.5 < high
+    assert 0.2 < high - low < 0.35  # about +-0.14: 50 pairs cannot tell 0.5 from 0.62
+    assert fifty.interval() == fifty.interval(seed=0) and fifty.interval(level=0.5)[1] < high
+    many = PairCount(wins=190, losses=190, ties=100, nan_pairs=20)
+    many_low, many_high = many.interval()
+    assert many_high - many_low < (high - low) / 2  # ten times the pairs: about a third of the width
