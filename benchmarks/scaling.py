@@ -35,12 +35,14 @@ def run_cell(n: int, top_k: int, judge: Any, embedder: Any, args: argparse.Names
     result = localeval.evaluate(samples, metrics=args.metrics.split(","), judge=judge, embedder=embedder,
                                 cache=False, progress=False)
     total = result.summary_dict()["total"]
-    nan = {name: s.nan_count for name, s in result.summary().items()}
+    summary = result.summary()
+    nan = {name: s.nan_count for name, s in summary.items()}
+    reasons = {name: dict(s.nan_reasons) for name, s in summary.items() if s.nan_count}
     return {"n": n, "top_k": top_k, "wall_seconds": total["wall_seconds"],
             "samples_per_second": total["samples_per_second"], "judge_calls": total["judge_calls"],
             "engine_calls": total["engine_calls"], "rounds": total["rounds"],
             "prompt_tokens": total["prompt_tokens"], "completion_tokens": total["completion_tokens"],
-            "engine_seconds": total["engine_seconds"], "nan_count": nan}
+            "engine_seconds": total["engine_seconds"], "nan_count": nan, "nan_reasons": reasons}
 
 
 def format_table(cells: list[dict[str, Any]]) -> str:

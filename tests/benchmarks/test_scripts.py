@@ -46,6 +46,7 @@ def test_scaling(tmp_path):
     out = _run("scaling.py", "--sizes", "2,4", "--top-k", "1,2", "--out", str(tmp_path / "s.json"))
     assert "samples/s" in out
     data = json.loads((tmp_path / "s.json").read_text())
+    assert all(isinstance(c["nan_reasons"], dict) for c in data["cells"])
     assert data["partial"] is False and [(c["n"], c["top_k"]) for c in data["cells"]] == [(2, 1), (4, 1), (2, 2),
                                                                                           (4, 2)]
     calls = {(c["n"], c["top_k"]): c["judge_calls"] for c in data["cells"]}
