@@ -92,6 +92,8 @@ def _judge_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--judge", default=None, help="local judge model folder (default: models/smollm2-135m-instruct)")
     p.add_argument("--embedder", default=None, help="local embedding model folder (default: models/all-minilm-l6-v2)")
     p.add_argument("--no-reasons", action="store_true", help="ask for verdicts without free-text reasons")
+    p.add_argument("--max-examples", type=int, default=None,
+                   help="at most N few-shot examples per prompt (default: all of them)")
     p.add_argument("--votes", type=int, default=1,
                    help="verdict asks: sample N answers and take each verdict's majority (default 1: greedy)")
     p.add_argument("--temperature", type=float, default=0.7, help="sampling temperature of --votes (default 0.7)")

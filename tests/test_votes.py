@@ -6,6 +6,7 @@ import pytest
 
 from localeval.data.sample import Sample
 from localeval.engine.scripted import ScriptedEngine
+from localeval.errors import LocalevalError
 from localeval.metrics.registry import parse_metric
 from localeval.prompts.base import Settings, majority
 from localeval.scheduler import Scheduler
@@ -26,6 +27,8 @@ def test_settings_reject_votes_without_sampling():
         Settings(votes=3, temperature=0.0)
     with pytest.raises(ValueError, match="votes"):
         Settings(votes=0)
+    with pytest.raises(ValueError, match="max_examples"):
+        Settings(max_examples=-1)
 
 
 def _run(metric: str, script, settings: Settings):
@@ -71,3 +74,18 @@ def test_one_vote_is_the_greedy_answer():
 
     value, _, _ = _run("context_precision", script, Settings())
     assert value == pytest.approx(1.0, abs=1e-9)
+
+
+def test_evaluate_and_estimate_take_the_judge_settings_from_the_command_line():
+    from localeval.cli import build_parser, judge_settings
+
+    for command in ("evaluate", "estimate"):
+        extra = ["--out", "runs/x"] if command == "evaluate" else []
+        args = build_parser().parse_args([command, "data.jsonl", *extra, "--no-reasons", "--max-examples", "1",
+                                          "--votes", "3", "--temperature", "0.5"])
+        settings = judge_settings(args)
+        assert (settings.reasons, settings.max_examples, settings.votes, settings.temperature) == (False, 1, 3, 0.5)
+    with pytest.raises(LocalevalError, match="max_examples"):
+        judge_settings(build_parser().parse_args(["evaluate", "data.jsonl", "--out", "x", "--max-examples", "-2"]))
+    defaults = judge_settings(build_parser().parse_args(["evaluate", "data.jsonl", "--out", "runs/x"]))
+    assert (defaults.reasons, defaults.max_examples, defaults.votes) == (True, None, 1)

@@ -35,6 +35,8 @@ class Settings:
             raise ValueError("votes must be 1 or more")
         if self.votes > 1 and self.temperature <= 0:
             raise ValueError("votes > 1 need a temperature above 0 (greedy answers would all be the same)")
+        if self.max_examples is not None and self.max_examples < 0:
+            raise ValueError(f"max_examples must be 0 or more, got {self.max_examples}")
 
 
 DEFAULT_SETTINGS = Settings()
