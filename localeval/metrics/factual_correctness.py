@@ -2,30 +2,34 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from localeval.data.sample import Sample
 from localeval.nan import Nan
 from localeval.prompts import CLAIM_PROMPTS, NLI, ClaimsInput, NLIInput
 from localeval.steps import Ask, Steps
 
-P_EPSILON = 1e-8  # Ragas' epsilon in precision and recall modes
-F_EPSILON = 1e-10  # and inside its F-beta
+P_EPSILON = 1e-8  # Ragas' epsilon in precision and recall modes (its F-beta has none)
 
 
 def fbeta(tp: int, fp: int, fn: int, beta: float = 1.0) -> float:
-    """F-beta from counts, as Ragas computes it (0 when precision and recall are both 0)."""
-    precision = tp / (tp + fp + F_EPSILON)
-    recall = tp / (tp + fn + F_EPSILON)
-    if precision + recall == 0:
+    """F-beta from counts, as Ragas computes it: no epsilon, a zero denominator gives a zero
+    precision or recall, and 0.0 when both are 0 (the operations in Ragas' order, so exact halves
+    such as 0.875 stay exact)."""
+    precision = tp / (tp + fp) if tp + fp else 0.0
+    recall = tp / (tp + fn) if tp + fn else 0.0
+    if precision == 0 and recall == 0:
         return 0.0
-    b2 = beta * beta
-    return (1 + b2) * precision * recall / (b2 * precision + recall)
+    b2 = beta**2
+    return (1 + b2) * (precision * recall) / (b2 * precision + recall)
 
 
 def factual_score(
     response_verdicts: list[int], reference_verdicts: list[int] | None, mode: str = "f1", beta: float = 1.0
 ) -> float:
     """TP: response claims the reference supports; FP: those it does not; FN: reference claims
-    the response does not support. Rounded to 2 decimals, as Ragas does."""
+    the response does not support. Rounded to 2 decimals with numpy, as Ragas does (``np.round``
+    scales by 100 and rounds half to even, which differs from ``round`` on some values)."""
     tp = sum(1 for v in response_verdicts if v)
     fp = len(response_verdicts) - tp
     fn = 0 if mode == "precision" else sum(1 for v in reference_verdicts or [] if not v)
@@ -35,7 +39,7 @@ def factual_score(
         score = tp / (tp + fn + P_EPSILON)
     else:
         score = fbeta(tp, fp, fn, beta)
-    return round(score, 2)
+    return float(np.round(score, 2))
 
 
 def factual_correctness(
@@ -49,8 +53,9 @@ def factual_correctness(
 ) -> Steps:
     """Decompose response (and, unless precision mode, reference) into claims; verify each side.
 
-    ``empty``: when the formula's denominator has no claims at all (Ragas' epsilon turns that 0/0
-    into 0.0): ``zero`` (Ragas) or ``nan`` (``Nan("no_claims")``).
+    ``empty``: when the formula's denominator has no claims at all (Ragas scores that 0/0 as 0.0,
+    by its epsilon in precision and recall modes, by a zero test in F-beta): ``zero`` (Ragas) or
+    ``nan`` (``Nan("no_claims")``).
     """
     assert sample.response is not None and sample.reference is not None
     prompt = CLAIM_PROMPTS[(atomicity, coverage)]  # type: ignore[index]

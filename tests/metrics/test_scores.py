@@ -112,3 +112,28 @@ def test_metric_names_and_options() -> None:
 def test_bad_metric_names_are_explained(bad: str) -> None:
     with pytest.raises(LocalevalError):
         parse_metric(bad)
+
+
+def test_fbeta_keeps_exact_halves_and_rounds_as_ragas() -> None:
+    """Ragas 0.4.3's F-beta has no epsilon, so these sit on 0.875 (not just below it): 0.88."""
+    # 7 of 8 response claims supported (tp 7, fp 1), 6 of 7 reference claims supported (fn 1), beta 0.3
+    assert fbeta(7, 1, 1, beta=0.3) == pytest.approx(0.875, abs=1e-15)  # 0.8750000000000001
+    assert factual_score([1] * 7 + [0], [1] * 6 + [0], "f1", beta=0.3) == 0.88
+    # 7 of 7 response claims supported, 0 of 2 reference claims (fn 2), beta 1
+    assert fbeta(7, 0, 2, beta=1.0) == pytest.approx(0.875, abs=1e-15)
+    assert factual_score([1] * 7, [0, 0], "f1", beta=1.0) == 0.88
+    # precision and recall modes keep Ragas' 1e-8 epsilon there, so 7/8 rounds down in both
+    assert factual_score([1] * 7 + [0], None, "precision") == 0.87
+    assert factual_score([1] * 7, [1] * 7 + [0], "recall") == 0.87
+
+
+def test_factual_score_rounds_with_numpy_not_round() -> None:
+    # tp 1, fn 3, beta 1.5: the float is 0.32500000000000001; round() gives 0.33, Ragas' np.round 0.32
+    assert round(fbeta(1, 0, 3, beta=1.5), 2) == 0.33
+    assert factual_score([1], [0, 0, 0], "f1", beta=1.5) == 0.32
+
+
+def test_fbeta_zero_denominators_are_zero_as_in_ragas() -> None:
+    assert fbeta(0, 0, 0) == 0.0  # no claims on either side
+    assert fbeta(0, 0, 4) == 0.0
+    assert fbeta(3, 0, 0) == 1.0
