@@ -249,14 +249,16 @@ class Scheduler:
 
     def _voted(self, ask: Ask) -> bool:
         """A verdict ask answered by the majority of several sampled answers (Settings.votes)."""
-        return ask.n == 1 and self.settings.votes > 1 and ask.prompt.vote is not None
+        return ask.n is None and self.settings.votes > 1 and ask.prompt.vote is not None
 
     def _request(self, ask: Ask) -> Request:
         prompt = ask.prompt
         if self._voted(ask):
             n, temperature = self.settings.votes, self.settings.temperature
-        else:
-            n, temperature = ask.n, prompt.sampling_temperature if ask.n > 1 else 0.0
+        elif ask.n is None:
+            n, temperature = 1, 0.0
+        else:  # sampled generations, also when only one is wanted (answer relevancy's strictness=1)
+            n, temperature = ask.n, prompt.sampling_temperature
         return Request(
             messages=prompt.messages(ask.input, self.settings),
             schema=prompt.schema(ask.input, self.settings),
@@ -387,7 +389,7 @@ class Scheduler:
                 return ask.prompt.vote(parsed)
         except ValueError as error:
             raise AskFailed("invalid_output", f"{ask.prompt.name}: {error}") from None
-        return tuple(parsed) if ask.n > 1 else parsed[0]
+        return parsed[0] if ask.n is None else tuple(parsed)
 
     # -- embeddings ---------------------------------------------------------------------------
 

@@ -1,7 +1,8 @@
 """What a metric may yield to the scheduler, and what it gets back.
 
 A metric is a generator: it yields an :class:`Ask` (one judge answer back, parsed into the
-prompt's output model), an :class:`Ask` with ``n > 1`` (a tuple of ``n`` parsed answers), a list
+prompt's output model), an :class:`Ask` with ``n`` set (a tuple of ``n`` sampled answers, also
+when ``n`` is 1), a list
 of asks (a list of answers, same order) or an :class:`Embed` (an array, one row per text), and
 finally returns a float or a :class:`~localeval.nan.Nan`.
 """
@@ -26,7 +27,7 @@ class Ask:
 
     prompt: Prompt
     input: BaseModel
-    n: int = 1  # > 1 asks for n different generations (sampled, seeded)
+    n: int | None = None  # None: one answer; an int: a tuple of n sampled, seeded generations
 
 
 @dataclass(frozen=True)

@@ -17,11 +17,13 @@ def relevancy_score(
 ) -> float:
     """Mean cosine between each generated question and the user input, times 0 if all are evasive.
 
-    The cosine is not clipped at 0, as in Ragas.
+    The cosine is not clipped at 0, as in Ragas; a zero vector makes it 0/0, so the score is NaN
+    (as in Ragas, without numpy's warning).
     """
     q = np.asarray(question_vector, dtype=np.float64).reshape(1, -1)
     g = np.asarray(generated_vectors, dtype=np.float64).reshape(len(generated_vectors), -1)
-    cosine = (g @ q.T).reshape(-1) / (np.linalg.norm(g, axis=1) * np.linalg.norm(q, axis=1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        cosine = (g @ q.T).reshape(-1) / (np.linalg.norm(g, axis=1) * np.linalg.norm(q, axis=1))
     return float(cosine.mean() * int(not all(noncommittal)))
 
 
