@@ -1,5 +1,7 @@
-"""All 250 of Ragas 0.4.3's own scores on scripted verdicts, reproduced through the scheduler.
+"""Ragas 0.4.3's own scores on scripted verdicts, reproduced through the scheduler.
 
+Two files: the 250 shared vectors, and the wide ones (``benchmarks/conformance_vectors.py``: more
+statements, chunks and claims, beta 0.3 to 3, strictness 1 to 5, zero vectors, ID-based metrics).
 Each case becomes one sample; a scripted judge returns exactly the case's verdicts and a table
 embedder the case's vectors, so the whole path (prompts, schema, scheduler, parsing, score) runs.
 """
@@ -20,8 +22,16 @@ from localeval.metrics import parse_metric
 from localeval.nan import Nan
 from localeval.scheduler import Scheduler
 
-VECTORS = Path(__file__).resolve().parents[3] / "shared" / "data" / "conformance" / "ragas-0.4.3-vectors.jsonl"
-CASES = [json.loads(line) for line in VECTORS.read_text().splitlines() if line.strip()]
+VECTORS = Path(__file__).parent / "vectors" / "ragas-0.4.3-vectors.jsonl"
+WIDE = Path(__file__).parent / "vectors" / "ragas-0.4.3-wide.jsonl"
+
+
+def _read(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+CASES = _read(VECTORS)
+WIDE_CASES = _read(WIDE)
 
 
 class TableEmbedder:
@@ -42,7 +52,7 @@ def _case_setup(case: dict[str, Any]) -> tuple[str, Sample, Any, Any]:
     metric, params, x = case["metric"], case["params"], case["inputs"]
     contexts: list[str] = []
     embedder = None
-    name = metric
+    name = ":".join([metric, *(f"{k}={v}" for k, v in params.items())])
 
     def lookup(verdicts: list[int], key: str, data: dict) -> dict:
         return {"reason": "scripted", "verdict": verdicts[int(data[key].split()[-1])]}
@@ -79,7 +89,6 @@ def _case_setup(case: dict[str, Any]) -> tuple[str, Sample, Any, Any]:
             return [{"question": q, "noncommittal": f} for q, f in zip(questions, flags, strict=True)]
 
     elif metric == "factual_correctness":
-        name = f"factual_correctness:mode={params['mode']}:beta={params['beta']}"
         resp_v, ref_v = x["response_claim_verdicts"], x["reference_claim_verdicts"]
 
         def script(label: str, data: dict, request: Any) -> Any:
@@ -93,7 +102,6 @@ def _case_setup(case: dict[str, Any]) -> tuple[str, Sample, Any, Any]:
             return {"verdicts": [{"reason": "", "verdict": v} for v in verdicts]}
 
     elif metric == "noise_sensitivity":
-        name = f"noise_sensitivity:mode={params['mode']}"
         by_ref, by_resp = x["reference_statements_by_context"], x["response_statements_by_context"]
         in_ref = x["response_statements_in_reference"]
         contexts = _names("ctx", len(by_ref))
@@ -111,6 +119,11 @@ def _case_setup(case: dict[str, Any]) -> tuple[str, Sample, Any, Any]:
                             for s in data["statements"]]
             return {"verdicts": [{"reason": "", "verdict": v} for v in verdicts]}
 
+    elif metric in ("id_context_precision", "id_context_recall"):
+
+        def script(label: str, data: dict, request: Any) -> Any:
+            raise AssertionError("ID-based metrics ask no judge")
+
     else:  # pragma: no cover - a new metric in the file
         raise AssertionError(metric)
 
@@ -120,15 +133,16 @@ def _case_setup(case: dict[str, Any]) -> tuple[str, Sample, Any, Any]:
         response="the response",
         reference="the reference",
         retrieved_contexts=tuple(contexts) or ("ctx 0",),
+        retrieved_context_ids=tuple(x.get("retrieved_context_ids", ())),
+        reference_context_ids=tuple(x.get("reference_context_ids", ())),
     )
     return name, sample, script, embedder
 
 
-@pytest.mark.parametrize("case", CASES, ids=[f"{c['metric']}-{i}" for i, c in enumerate(CASES)])
-def test_reproduces_ragas(case: dict[str, Any]) -> None:
+def _check(case: dict[str, Any], suffix: str = "") -> ScriptedEngine:
     name, sample, script, embedder = _case_setup(case)
     engine = ScriptedEngine(script)
-    spec = parse_metric(name)
+    spec = parse_metric(name + suffix)
     out = Scheduler(engine, embedder, progress=False).run([sample], [spec])
     value = out.outcomes[spec.name][0]
     expected = case["expected"]
@@ -137,30 +151,73 @@ def test_reproduces_ragas(case: dict[str, Any]) -> None:
     else:
         assert isinstance(value, float), f"expected {expected}, got {value}"
         assert math.isclose(value, expected, rel_tol=0, abs_tol=1e-9), (value, expected)
+    return engine
+
+
+@pytest.mark.parametrize("case", CASES, ids=[f"{c['metric']}-{i}" for i, c in enumerate(CASES)])
+def test_reproduces_ragas(case: dict[str, Any]) -> None:
+    _check(case)
+
+
+WIDE_JUDGED = [c for c in WIDE_CASES if c["metric"] != "noise_sensitivity"]
+
+
+@pytest.mark.parametrize("case", WIDE_JUDGED, ids=[f"wide-{c['metric']}-{i}" for i, c in enumerate(WIDE_JUDGED)])
+def test_reproduces_ragas_wide(case: dict[str, Any]) -> None:
+    engine = _check(case)
+    if case["metric"].startswith("id_"):
+        assert not engine.calls  # judge-free
 
 
 NOISE_CASES = [c for c in CASES if c["metric"] == "noise_sensitivity" and c["expected"] is not None]
+WIDE_NOISE = [c for c in WIDE_CASES if c["metric"] == "noise_sensitivity"]
+
+
+def _nli_asks(engine: ScriptedEngine) -> int:
+    return sum(1 for r in engine.requests if r.label == "nli")
 
 
 @pytest.mark.parametrize("layout", ["merged", "separate"])
 @pytest.mark.parametrize("case", NOISE_CASES, ids=[f"noise-{i}" for i in range(len(NOISE_CASES))])
 def test_noise_sensitivity_ask_layouts_reproduce_ragas(case: dict[str, Any], layout: str) -> None:
     """Both lists per chunk in one ask (N + 1 NLI asks), or Ragas' one ask per list and chunk (2N + 1)."""
-    name, sample, script, embedder = _case_setup(case)
-    nli_asks: list[int] = []
+    engine = _check(case, f":asks={layout}")
+    n = len(case["inputs"]["reference_statements_by_context"])
+    assert _nli_asks(engine) == (n + 1 if layout == "merged" else 2 * n + 1)
 
-    def counting(label: str, data: dict, request: Any) -> Any:
-        if label == "nli":
-            nli_asks.append(len(data["statements"]))
-        return script(label, data, request)
 
-    spec = parse_metric(f"{name}:asks={layout}")
-    out = Scheduler(ScriptedEngine(counting), embedder, progress=False).run([sample], [spec])
-    value = out.outcomes[spec.name][0]
-    assert isinstance(value, float) and math.isclose(value, case["expected"], abs_tol=1e-9)
-    n = len(sample.retrieved_contexts or ())
-    assert len(nli_asks) == (n + 1 if layout == "merged" else 2 * n + 1)
+@pytest.mark.parametrize("layout", ["merged", "separate"])
+@pytest.mark.parametrize("case", WIDE_NOISE, ids=[f"wide-noise-{i}" for i in range(len(WIDE_NOISE))])
+def test_noise_sensitivity_ask_layouts_reproduce_ragas_wide(case: dict[str, Any], layout: str) -> None:
+    """Up to 12 chunks and 12 statements a side, both modes, empty statement lists (NaN, no NLI ask)."""
+    engine = _check(case, f":asks={layout}")
+    n = len(case["inputs"]["reference_statements_by_context"])
+    asks = (n + 1 if layout == "merged" else 2 * n + 1) if case["expected"] is not None else 0
+    assert _nli_asks(engine) == asks
 
 
 def test_covers_all_250_cases() -> None:
     assert len(CASES) == 250
+
+
+def test_wide_vectors_cover_what_they_claim() -> None:
+    """Every metric and option the wide file is meant to reach is in it."""
+    seen = {(c["metric"], json.dumps(c["params"], sort_keys=True)) for c in WIDE_CASES}
+    metrics = {m for m, _ in seen}
+    assert metrics >= {"faithfulness", "context_precision", "context_utilization", "context_recall",
+                       "answer_relevancy", "factual_correctness", "noise_sensitivity",
+                       "id_context_precision", "id_context_recall"}
+    params = [c["params"] for c in WIDE_CASES]
+    assert {p["strictness"] for p in params if "strictness" in p} == {1, 2, 3, 4, 5}
+    modes = {(c["metric"], c["params"]["mode"]) for c in WIDE_CASES if "mode" in c["params"]}
+    assert modes == {("factual_correctness", m) for m in ("f1", "precision", "recall")} | {
+        ("noise_sensitivity", m) for m in ("relevant", "irrelevant")}
+    assert {c["metric"] for c in WIDE_CASES if "empty" in c["params"]} == {"answer_relevancy", "factual_correctness"}
+    betas = [p["beta"] for p in params if "beta" in p]
+    assert min(betas) == 0.3 and max(betas) == 3.0
+    halves = [c for c in WIDE_CASES if c["metric"] == "factual_correctness" and c["expected"] == 0.88
+              and c["params"]["beta"] in (0.3, 1.0)]
+    assert len(halves) >= 2
+    zero = [c for c in WIDE_CASES if c["metric"] == "answer_relevancy"
+            and not any(c["inputs"]["question_vector"])]
+    assert zero and all(c["expected"] is None for c in zero)
