@@ -2,9 +2,8 @@
 
 A metric is a generator: it yields an :class:`Ask` (one judge answer back, parsed into the
 prompt's output model), an :class:`Ask` with ``n`` set (a tuple of ``n`` sampled answers, also
-when ``n`` is 1), a list
-of asks (a list of answers, same order) or an :class:`Embed` (an array, one row per text), and
-finally returns a float or a :class:`~localeval.nan.Nan`.
+when ``n`` is 1), a list of asks (a list of answers, same order) or an :class:`Embed` (an array,
+one row per text), and finally returns a float or a :class:`~localeval.nan.Nan`.
 """
 
 from __future__ import annotations
