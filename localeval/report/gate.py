@@ -7,6 +7,7 @@ NaN share has its own ceiling, so a run cannot pass a floor by failing on its ha
 
 from __future__ import annotations
 
+import difflib
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -41,7 +42,7 @@ class GateResult:
 
 def _absent(metric: str, run: Run, which: str = "the run") -> str:
     names = run.metric_names
-    similar = [n for n in names if base_name(n) == base_name(metric)]
+    similar = [n for n in names if base_name(n) == base_name(metric)] or difflib.get_close_matches(metric, names, 2)
     hint = f"; did you mean {' or '.join(similar)}?" if similar else f" (it has: {', '.join(names) or 'no metric'})"
     return f"{metric}: not in {which}{hint}"
 

@@ -117,3 +117,9 @@ def test_no_worse_against_a_baseline_of_other_samples(runs, make_run) -> None:
     (failure,) = result.failures
     assert failure.startswith("faithfulness: cannot check against the baseline: no sample id is in both runs")
     assert "has 8 samples (s0, s1, s2, ...)" in failure and "(q1, q2, q3, ...)" in failure
+
+
+def test_gate_guesses_a_misspelled_metric_of_the_run(make_run) -> None:
+    run = make_run("run", {"faithfulness": [0.9, 0.8], "context_recall": [0.5, 0.5]})
+    (failure,) = gate(run, min={"faithfullness": 0.5}).failures
+    assert failure == "faithfullness: not in the run; did you mean faithfulness?"
