@@ -39,7 +39,6 @@ class Raw:
     record: object
 
 
-
 @dataclass(frozen=True)
 class _Converted:
     """A record after its checks: its sample (``None`` after problems), id (``None``: invalid), and fields."""
