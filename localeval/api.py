@@ -78,11 +78,19 @@ def load_embedder(embedder: str | Path | None) -> Any:
     return SentenceTransformerEmbedder(resolve_model(str(embedder) if embedder is not None else None, "embedder"))
 
 
-def as_samples(data: str | Path | Iterable[Sample | Mapping[str, Any]]) -> list[Sample]:
-    """Samples from a file or folder path, or from a list of samples or dicts."""
+def as_samples(
+    data: str | Path | Iterable[Sample | Mapping[str, Any]], specs: Sequence[MetricSpec] | None = None
+) -> list[Sample]:
+    """Samples from a file or folder path, or from a list of samples or dicts.
+
+    With ``specs``, a row lacking a field a metric needs is reported in the same DataError as the rows
+    that cannot be read, in row order.
+    """
+    required = {s.name: s.definition.required for s in specs} if specs is not None else None
+    nonempty = {s.name: s.definition.nonempty for s in specs} if specs is not None else None
     if isinstance(data, str | Path):
-        return load_samples(data)
-    return samples_from_records(data)
+        return load_samples(data, required, nonempty)
+    return samples_from_records(data, required=required, nonempty=nonempty)
 
 
 def check_samples(samples: Sequence[Sample], specs: Sequence[MetricSpec]) -> None:
@@ -229,11 +237,9 @@ def evaluate(
     for that metric instead, and the other metrics and samples are scored as usual.
     """
     specs = parse_metrics(metrics)
-    rows = as_samples(samples)
     if on_missing not in ("error", "nan"):
         raise ValueError("on_missing must be 'error' or 'nan'")
-    if on_missing == "error":
-        check_samples(rows, specs)
+    rows = as_samples(samples, specs if on_missing == "error" else None)
     settings = settings or Settings()
     started = time.time()
     needs_judge = any(s.definition.judge for s in specs)

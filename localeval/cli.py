@@ -73,14 +73,9 @@ def _models_prepare(args: argparse.Namespace) -> int:
 
 
 def _metrics_list(args: argparse.Namespace) -> int:
-    from localeval.metrics.registry import ALIASES, METRICS
+    from localeval.metrics.listing import print_metrics
 
-    for name, d in METRICS.items():
-        opts = ", ".join(f"{k}={v}" for k, v in d.options.items()) or "-"
-        print(f"{name:<22} needs {', '.join(d.required):<60} options: {opts}")
-        print(f"{'':<22} {d.summary}")
-    for alias, (base, preset) in ALIASES.items():
-        print(f"{alias:<22} alias of {base} {preset or ''}")
+    print_metrics()
     return 0
 
 

@@ -87,8 +87,15 @@ def _gate(args: argparse.Namespace) -> int:
             max_nan = {**dict.fromkeys(run.metric_names, everyone), **ceilings}
         else:
             max_nan = everyone
-    result = gate(run, baseline=args.baseline, min=parse_pairs("--min", args.min), max_nan=max_nan,
-                  no_worse=split_items(args.no_worse), resamples=args.resamples, seed=args.seed)
+    floors, no_worse = parse_pairs("--min", args.min), split_items(args.no_worse)
+    if not floors and max_nan is None and not no_worse:
+        alone = " (--baseline alone is no rule: add --no-worse METRIC)" if args.baseline else ""
+        raise LocalevalError(f"gate: no rule given, so nothing to check{alone}; give at least one of "
+                             "--min METRIC=V (a floor on the mean, e.g. --min faithfulness=0.8), "
+                             "--max-nan SHARE or METRIC=SHARE (a ceiling on the NaN share, e.g. --max-nan 0.05), "
+                             "--baseline RUN --no-worse METRIC (no detectable regression against RUN)")
+    result = gate(run, baseline=args.baseline, min=floors, max_nan=max_nan,
+                  no_worse=no_worse, resamples=args.resamples, seed=args.seed)
     if args.verbose:
         for line in result.checks:
             print(f"ok: {line}")

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from localeval.api import EvaluationResult, JudgeOptions, as_samples, check_samples, evaluate, missing_fields
+from localeval.api import EvaluationResult, JudgeOptions, as_samples, evaluate, missing_fields
 from localeval.data import load_samples
 from localeval.data.sample import Sample
 from localeval.engine.base import Request, Result
@@ -130,9 +130,8 @@ def estimate(
     progress: bool = True,
 ) -> Estimate:
     """Run the metrics on ``sample`` random samples (no cache) and scale calls, tokens and time."""
-    rows = as_samples(data)
     specs = parse_metrics(metrics)
-    check_samples(rows, specs)
+    rows = as_samples(data, specs)
     k = max(1, min(sample, len(rows)))
     chosen = sorted(random.Random(seed).sample(range(len(rows)), k))
     small = evaluate([rows[i] for i in chosen], [s.canonical() for s in specs], judge, embedder, cache=False,

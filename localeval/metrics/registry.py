@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -102,7 +103,31 @@ class MetricSpec:
         return self.definition.steps(sample, trace, **self.options)
 
 
-def _convert(metric: str, key: str, raw: str, default: Any) -> Any:
+def _did_you_mean(given: str, valid: Sequence[str]) -> str:
+    """``; did you mean 'x'?`` for a close valid name, else nothing."""
+    close = difflib.get_close_matches(given, list(valid), n=2, cutoff=0.6)
+    return f"; did you mean {' or '.join(map(repr, close))}?" if close else ""
+
+
+def option_words(definition: MetricDef, key: str) -> str:
+    """An option in words: what it takes and its default, e.g. ``mode: f1 | precision | recall (default f1)``."""
+    default = definition.options[key]
+    if key in definition.choices:
+        return f"{key}: {' | '.join(map(str, definition.choices[key]))} (default {default})"
+    if key == "k":
+        return f"k: 1 or more, or all (default {'all ranks' if default is None else default})"
+    if key == "strictness":
+        return f"strictness: 1 or more (default {default})"
+    return f"{key}: a number (default {default})"
+
+
+def _options_list(base: str, definition: MetricDef) -> str:
+    if not definition.options:
+        return f"{base} takes no options"
+    return "its options: " + "; ".join(option_words(definition, key) for key in definition.options)
+
+
+def _convert(metric: str, key: str, raw: str, definition: MetricDef) -> Any:
     if raw.lower() in ("none", "all") and key == "k":
         return None
     try:
@@ -114,9 +139,25 @@ def _convert(metric: str, key: str, raw: str, default: Any) -> Any:
         if key == "beta":
             return float(raw)
     except ValueError:
-        kind = "a positive integer" if key in ("k", "strictness") else "a number"
-        raise LocalevalError(f"metric {metric}: option {key}={raw!r} must be {kind}") from None
+        kind = "a whole number, 1 or more" + (", or all" if key == "k" else "") if key != "beta" else "a number"
+        raise LocalevalError(f"metric {metric}: option {key}={raw!r} must be {kind}, e.g. {metric}:{key}="
+                             f"{2 if key != 'beta' else 0.5}") from None
+    if key in definition.choices and raw not in map(str, definition.choices[key]):
+        choices = [str(c) for c in definition.choices[key]]
+        raise LocalevalError(f"metric {metric}: option {key}={raw!r} must be one of {' | '.join(choices)}"
+                             f"{_did_you_mean(raw, choices)}")
     return raw
+
+
+def _unknown_metric(base: str) -> LocalevalError:
+    if "(" in base and base.endswith(")"):  # a run's column name, e.g. factual_correctness(mode=precision)
+        name, _, inside = base[:-1].partition("(")
+        written = ":".join([name, *inside.split(",")])
+        return LocalevalError(f"unknown metric {base!r}: write options after colons, e.g. {written!r}")
+    hint = _did_you_mean(base, [*METRICS, *ALIASES])
+    known = f"{'K' if hint else '; k'}nown metrics: {', '.join([*METRICS, *ALIASES])}"
+    return LocalevalError(f"unknown metric {base!r}{hint}{' ' if hint else ''}{known} "
+                          "(`localeval metrics` lists what each needs and its options)")
 
 
 def parse_metric(text: str) -> MetricSpec:
@@ -126,21 +167,18 @@ def parse_metric(text: str) -> MetricSpec:
     if base in ALIASES:
         base, preset = ALIASES[base]
     if base not in METRICS:
-        known = ", ".join([*METRICS, *ALIASES])
-        raise LocalevalError(f"unknown metric {base!r}; known metrics: {known}")
+        raise _unknown_metric(base)
     definition = METRICS[base]
     options = {**definition.options, **preset}
     for part in parts:
-        key, sep, raw = part.partition("=")
-        if not sep or key not in definition.options:
-            allowed = ", ".join(definition.options) or "none"
-            raise LocalevalError(f"metric {base}: bad option {part!r}; options: {allowed}")
-        value = _convert(base, key, raw, definition.options[key])
-        if key in definition.choices and value not in definition.choices[key]:
-            raise LocalevalError(
-                f"metric {base}: {key} must be one of {', '.join(map(str, definition.choices[key]))}"
-            )
-        options[key] = value
+        key, sep, raw = (p.strip() for p in part.partition("="))
+        if key not in definition.options:
+            hint = _did_you_mean(key, list(definition.options))
+            raise LocalevalError(f"metric {base}: unknown option {key!r}{hint} ({_options_list(base, definition)})")
+        if not sep or not raw:
+            raise LocalevalError(f"metric {base}: option {key!r} needs a value, e.g. {base}:{key}="
+                                 f"{definition.choices.get(key, (2,))[-1]} ({option_words(definition, key)})")
+        options[key] = _convert(base, key, raw, definition)
     changed = {k: v for k, v in options.items() if v != definition.options[k]}
     name = base
     if base == "noise_sensitivity" and changed.get("mode") == "irrelevant":

@@ -59,6 +59,24 @@ def check_unique_ids(run: Run) -> None:
                              "pairing by id needs unique ids")
 
 
+def _examples(ids: list[str], shown: int = 3) -> str:
+    listed = ", ".join(ids[:shown]) + (", ..." if len(ids) > shown else "")
+    return f" ({listed})" if ids else ""
+
+
+def no_shared_ids(run_a: Run, run_b: Run) -> str | None:
+    """Why two runs cannot be paired when no sample id is in both; ``None`` when some ids are."""
+    ids_a, ids_b = [s.id for s in run_a.samples], [s.id for s in run_b.samples]
+    if set(ids_a) & set(ids_b):
+        return None
+    sizes = []
+    for label, ids in ((run_a.label, ids_a), (run_b.label, ids_b)):
+        numbered = " (row numbers: its data had no id column)" if ids and all(i.isdigit() for i in ids) else ""
+        sizes.append(f"{label} has {len(ids)} sample{'s' if len(ids) != 1 else ''}{_examples(ids)}{numbered}")
+    return (f"no sample id is in both runs, so no sample can be paired: {'; '.join(sizes)}. "
+            "Compare two runs of the same data set (the same id column), e.g. before and after a change")
+
+
 def _verdict(ci: tuple[float, float] | None, higher: bool) -> str:
     if ci is None:
         return TOO_FEW
@@ -99,6 +117,11 @@ def compare_runs(run_a: RunLike, run_b: RunLike, *, resamples: int = 2000, seed:
                  level: float = 0.95) -> Comparison:
     """Per metric present in both runs: means on the paired samples, B - A with a bootstrap CI."""
     a, b = as_run(run_a), as_run(run_b)
+    check_unique_ids(a)
+    check_unique_ids(b)
+    unpaired = no_shared_ids(a, b)
+    if unpaired is not None:
+        raise LocalevalError(unpaired)
     names_a, names_b = a.metric_names, b.metric_names
     metrics = [compare_metric(a, b, m, resamples=resamples, seed=seed, level=level)
                for m in names_a if m in names_b]

@@ -7,13 +7,18 @@ NaN share has its own ceiling, so a run cannot pass a floor by failing on its ha
 
 from __future__ import annotations
 
+import difflib
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from localeval.errors import LocalevalError
-from localeval.report.compare import WORSE, compare_metric, format_ci
+from localeval.report.compare import WORSE, compare_metric, format_ci, no_shared_ids
 from localeval.report.runs import Run, RunLike, as_run, base_name
+
+NO_RULE = ("gate: no rule given, so nothing to check; give at least one: min={'faithfulness': 0.8} (a floor on "
+           "a metric's mean), max_nan=0.05 or max_nan={'faithfulness': 0.05} (a ceiling on the NaN share), "
+           "baseline=RUN with no_worse=['faithfulness'] (no detectable regression)")
 
 
 @dataclass(frozen=True)
@@ -37,7 +42,7 @@ class GateResult:
 
 def _absent(metric: str, run: Run, which: str = "the run") -> str:
     names = run.metric_names
-    similar = [n for n in names if base_name(n) == base_name(metric)]
+    similar = [n for n in names if base_name(n) == base_name(metric)] or difflib.get_close_matches(metric, names, 2)
     hint = f"; did you mean {' or '.join(similar)}?" if similar else f" (it has: {', '.join(names) or 'no metric'})"
     return f"{metric}: not in {which}{hint}"
 
@@ -86,6 +91,10 @@ def _ceilings(run: Run, max_nan: float | Mapping[str, float], failures: list[str
 
 def _regressions(run: Run, baseline: Run, metrics: Sequence[str], failures: list[str],
                  checks: list[str], resamples: int, seed: int) -> None:
+    unpaired = no_shared_ids(baseline, run)
+    if unpaired is not None:
+        failures.append(f"{', '.join(metrics)}: cannot check against the baseline: {unpaired}")
+        return
     for metric in metrics:
         if metric not in run.metric_names:
             failures.append(_absent(metric, run))
@@ -124,6 +133,9 @@ def gate(
     """
     if isinstance(no_worse, str):
         no_worse = [no_worse]
+    if not min and (max_nan is None or (isinstance(max_nan, Mapping) and not max_nan)) and not no_worse:
+        raise LocalevalError(NO_RULE + (" (a baseline alone is no rule: name the metrics in no_worse)"
+                                        if baseline is not None else ""))
     if no_worse and baseline is None:
         raise LocalevalError("no_worse needs a baseline run to compare with (--baseline RUN)")
     current = as_run(run)

@@ -70,7 +70,7 @@ def test_jsonl_skips_blank_lines_and_names_the_line(tmp_path):
     path.write_text("\n" + json.dumps(ROWS[0]) + "\n\n" + json.dumps({"id": "b", "response": 7}) + "\n")
     problem = only(problems_of(path))
     assert (problem.row, problem.field, problem.line) == (2, "response", 4)
-    assert str(problem) == "row 2 (line 4), field 'response': expected text, got int 7"
+    assert str(problem) == "row 2 (line 4), column 'response': expected text, got int 7"
 
 
 def test_json_list_and_json_lines_in_a_json_file(tmp_path):
@@ -118,7 +118,7 @@ def test_csv_cell_errors_name_row_line_and_column(tmp_path):
         2,
         "retrieved_contexts",
     ) and "cannot read the list" in second.message
-    assert str(first).startswith("row 1 (line 2), field 'retrieved_contexts': ")
+    assert str(first).startswith("row 1 (line 2), column 'retrieved_contexts': ")
 
 
 def test_csv_row_with_too_many_cells(tmp_path):
@@ -262,7 +262,7 @@ def test_answerable_values():
 def test_number_where_text_is_expected(tmp_path):
     rows = [{"user_input": "q", "response": "r"}] * 3 + [{"user_input": "q", "response": 42}]
     problem = only(problems_of(write_jsonl(tmp_path / "d.jsonl", rows)))
-    assert str(problem) == "row 4, field 'response': expected text, got int 42"
+    assert str(problem) == "row 4, column 'response': expected text, got int 42"
 
 
 def test_list_where_text_is_expected_and_string_where_list_is_expected():
@@ -302,7 +302,8 @@ def test_all_problems_of_a_file_are_collected(tmp_path):
         load_samples(tmp_path / "d.jsonl")
     text = str(info.value)
     assert text.startswith(f"25 problems in {tmp_path / 'd.jsonl'}:")
-    assert "row 20, field 'user_input'" in text and "row 21," not in text and text.endswith("... and 5 more")
+    assert "row 20, column 'user_input'" in text and "row 21," not in text
+    assert text.endswith("... and 5 more (the first 20 are shown)")
 
 
 # --- problems of the whole file -------------------------------------------------------------------------
@@ -324,7 +325,7 @@ def test_invalid_json_line_is_named_and_other_lines_still_checked(tmp_path):
     path = tmp_path / "d.jsonl"
     path.write_text('{"user_input": "a"}\n{"user_input": "b",\n{"user_input": 5}\n')
     bad_json, bad_type = problems_of(path)
-    assert bad_json.line == 2 and str(bad_json).startswith("line 2: not valid JSON")
+    assert bad_json.row == 2 and str(bad_json).startswith("row 2: not valid JSON")
     assert (bad_type.row, bad_type.field) == (3, "user_input")
 
 

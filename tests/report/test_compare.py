@@ -116,3 +116,25 @@ def test_compare_command_writes_html_and_json(make_run, cli, tmp_path, capsys) -
     assert "<svg" in html and "B better" in html and "http" not in html.replace("http://www.w3.org", "")
     assert cli(["compare", str(a), str(tmp_path / "nowhere")]) == 1
     assert "no run folder" in capsys.readouterr().err
+
+
+def test_runs_with_no_shared_id_fail_with_both_sides_named(make_run, cli, capsys) -> None:
+    a = make_run("a", {"faithfulness": [0.2, 0.4, 0.6, 0.8]})
+    b = make_run("b", {"faithfulness": [0.5, 0.6]}, ids=["1", "2"])
+    with pytest.raises(LocalevalError, match="no sample id is in both runs"):
+        compare_runs(a, b)
+    assert cli(["compare", str(a), str(b)]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""  # no table of "too few pairs"
+    (line,) = captured.err.strip().splitlines()
+    assert line.startswith("localeval: no sample id is in both runs")
+    assert f"{a} has 4 samples (q1, q2, q3, ...)" in line
+    assert f"{b} has 2 samples (1, 2) (row numbers: its data had no id column)" in line
+    assert "Compare two runs of the same data set" in line
+
+
+def test_one_shared_id_is_enough_to_compare(make_run) -> None:
+    a = make_run("a", {"faithfulness": [0.2, 0.4]}, ids=["x", "y"])
+    b = make_run("b", {"faithfulness": [0.5, 0.6]}, ids=["y", "z"])
+    m = compare_runs(a, b).get("faithfulness")
+    assert m is not None and (m.paired, m.missing, m.verdict) == (1, 2, TOO_FEW)

@@ -92,3 +92,34 @@ def test_command_exit_codes(runs, cli, capsys) -> None:
     assert "metric=value" in capsys.readouterr().err
     assert cli(["gate", str(base), "--no-worse", "faithfulness"]) == 1
     assert "--baseline" in capsys.readouterr().err
+
+
+def test_no_rule_is_an_error_not_a_pass(runs, cli, capsys) -> None:
+    base, _, _ = runs
+    for extra in ([], ["--baseline", str(base)], ["--verbose"]):
+        assert cli(["gate", str(base), *extra]) == 1, extra
+        captured = capsys.readouterr()
+        assert "gate passed" not in captured.out
+        (line,) = captured.err.strip().splitlines()
+        assert line.startswith("localeval: gate: no rule given, so nothing to check")
+        assert all(o in line for o in ("--min METRIC=V", "--max-nan", "--baseline RUN --no-worse METRIC"))
+    assert cli(["gate", str(base), "--baseline", str(base)]) == 1
+    assert "--baseline alone is no rule: add --no-worse METRIC" in capsys.readouterr().err
+    for empty in ({}, {"max_nan": {}}, {"baseline": base}):
+        with pytest.raises(LocalevalError, match=r"no rule given.*min=\{'faithfulness': 0.8\}"):
+            gate(base, **empty)
+
+
+def test_no_worse_against_a_baseline_of_other_samples(runs, make_run) -> None:
+    base, _, _ = runs
+    other = make_run("other", {"faithfulness": GOOD}, ids=[f"s{i}" for i in range(8)])
+    result = gate(base, baseline=other, no_worse=["faithfulness"])
+    (failure,) = result.failures
+    assert failure.startswith("faithfulness: cannot check against the baseline: no sample id is in both runs")
+    assert "has 8 samples (s0, s1, s2, ...)" in failure and "(q1, q2, q3, ...)" in failure
+
+
+def test_gate_guesses_a_misspelled_metric_of_the_run(make_run) -> None:
+    run = make_run("run", {"faithfulness": [0.9, 0.8], "context_recall": [0.5, 0.5]})
+    (failure,) = gate(run, min={"faithfullness": 0.5}).failures
+    assert failure == "faithfullness: not in the run; did you mean faithfulness?"

@@ -1,0 +1,88 @@
+"""``localeval metrics``: every metric, the fields it needs, its options in words, and the aliases."""
+
+from __future__ import annotations
+
+import sys
+from typing import IO, TYPE_CHECKING
+
+from localeval.data.sample import LIST_FIELDS, OLD_NAMES
+from localeval.metrics.registry import ALIASES, DEFAULT_METRICS, METRICS, MetricDef, option_words
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+
+def _models(d: MetricDef) -> str:
+    used = [name for name, uses in (("judge", d.judge), ("embedder", d.embedder)) if uses]
+    return " + ".join(used) if used else "no model"
+
+
+def _needs(d: MetricDef) -> str:
+    """The fields, one a line; a list field the metric scores even when empty says so."""
+    return "\n".join(f + (" (may be empty)" if f in LIST_FIELDS and f not in d.nonempty else "")
+                     for f in d.required)
+
+
+def metric_rows() -> list[tuple[str, str, str, str]]:
+    """Per metric: name (starred when a default), what it scores with which models, needed fields, options."""
+    rows = []
+    for name, d in METRICS.items():
+        star = " *" if name in DEFAULT_METRICS else ""
+        options = "\n".join(option_words(d, key) for key in d.options) or "-"
+        rows.append((name + star, f"{d.summary} ({_models(d)})", _needs(d), options))
+    return rows
+
+
+def alias_rows() -> list[tuple[str, str]]:
+    """Per alias: its name and the metric with options it stands for, as ``--metrics`` takes it."""
+    return [(alias, ":".join([base, *(f"{k}={v}" for k, v in preset.items())]))
+            for alias, (base, preset) in ALIASES.items()]
+
+
+def notes() -> list[str]:
+    """The lines under the metrics table."""
+    nonempty = [f for f in LIST_FIELDS if any(f in d.nonempty for d in METRICS.values())]
+    return [
+        f"* a default metric: leaving --metrics out scores these {len(DEFAULT_METRICS)}.",
+        f"A list field a metric needs must hold at least one item ({', '.join(nonempty)}), "
+        "unless marked 'may be empty'.",
+        "Old Ragas column names are read too: " + ", ".join(f"{o} -> {n}" for o, n in OLD_NAMES.items()) + ".",
+    ]
+
+
+def _tables() -> tuple[Table, Table]:
+    from rich import box
+    from rich.table import Table
+    from rich.text import Text
+
+    metrics = Table(box=box.SIMPLE_HEAD, show_lines=True, title="Metrics", title_justify="left")
+    metrics.add_column("metric: what it scores", ratio=4, min_width=24)
+    metrics.add_column("needs (sample fields)", no_wrap=True)
+    metrics.add_column("options (name:option=value)", ratio=5, min_width=24)
+    for name, summary, needs, options in metric_rows():
+        metrics.add_row(Text.assemble((name, "bold"), "\n", summary), needs, options)
+    aliases = Table(box=box.SIMPLE_HEAD, title="Aliases", title_justify="left")
+    aliases.add_column("alias", no_wrap=True, style="bold")
+    aliases.add_column("same as", no_wrap=True)
+    for alias, target in alias_rows():
+        aliases.add_row(alias, target)
+    return metrics, aliases
+
+
+def print_metrics(file: IO[str] | None = None) -> None:
+    """Print the tables; where ``file`` is not a terminal, plain text: no escape codes, no trailing blanks."""
+    from rich.console import Console
+
+    out = file or sys.stdout
+    console = Console(file=out, highlight=False, markup=False, emoji=False)
+    with console.capture() as captured:
+        metrics, aliases = _tables()
+        console.print(metrics)
+        for line in notes():
+            console.print(line)
+        console.print()
+        console.print(aliases)
+    text = captured.get()
+    if not console.is_terminal:
+        text = "\n".join(line.rstrip() for line in text.splitlines()) + "\n"
+    out.write(text)
