@@ -206,8 +206,9 @@ def diagnosis_section(run: Run) -> str:
     titles = {rule.id: rule.title for rule in RULES}
     skipped = [titles[r] for r in unchecked_rules(run)]
     if skipped:
-        parts.append("<p class=muted>Not checked, for want of their metrics: "
-                     f"{escape('; '.join(t[0].lower() + t[1:] for t in skipped))}.</p>")
+        parts.append(f"<details class=muted><summary>{len(skipped)} more rules not checked, for want of "
+                     "their metrics</summary><ul>" + "".join(f"<li>{escape(t)}</li>" for t in skipped)
+                     + "</ul></details>")
     return "".join(parts)
 
 
