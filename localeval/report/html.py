@@ -12,8 +12,9 @@ from typing import Any
 
 from localeval.report.aggregate import MetricSummary
 from localeval.report.compare import BETTER, WORSE, Comparison, comparison_rows
-from localeval.report.diagnosis import HIGH, LOW, NOISE_HIGH, NOISE_LOW, diagnose, unchecked_rules
-from localeval.report.runs import Run, RunLike, as_run, higher_is_better
+from localeval.report.diagnosis import HIGH, LOW, NOISE_HIGH, NOISE_LOW, RULES, diagnose, unchecked_rules
+from localeval.report.runs import Run, RunLike, Score, as_run, base_name, higher_is_better, read_texts
+from localeval.report.sample_view import ID_METRICS, ids_view, sample_texts
 from localeval.report.strata import strata
 from localeval.report.svg import histogram, interval_plot
 from localeval.report.trace_view import trace_html
@@ -33,7 +34,16 @@ tr.bad td,.bad{background:#fbe3e4}tr.good td{background:#e6f4ea}.muted{color:#77
 .plots{display:flex;flex-wrap:wrap;gap:10px}.plots figure{margin:0;border:1px solid #ddd;padding:4px}
 .finding{border-left:5px solid #c44e52;background:#fdf6f6;padding:6px 12px;margin:10px 0}
 .finding.samples{border-left-color:#e0a030;background:#fdf9f0}
-.sample{border:1px solid #ddd;padding:4px 10px;margin:8px 0}
+.sample{border:1px solid #ddd;padding:4px 10px;margin:8px 0;font-size:13px}
+.sample p.head{font-size:15px;margin:6px 0}
+.cols{display:grid;grid-template-columns:minmax(0,1fr) minmax(0,1fr);gap:16px}
+@media (max-width:800px){.cols{grid-template-columns:minmax(0,1fr)}}
+dl.texts{margin:4px 0;font-size:13px}dl.texts dt{font-weight:600;color:#345;margin-top:6px}
+dl.texts dd{margin:0 0 0 10px}ol.contexts{margin:2px 0;padding-left:22px}ol.contexts li{margin:3px 0}
+details.text summary{cursor:pointer}details[open]>summary .head{display:none}
+details:not([open])>summary .less{display:none}
+.verdict{font-size:12px;padding:0 5px;border-radius:3px}.verdict.good{background:#e6f4ea}
+code{font-size:12px;background:#f1f1f1;padding:0 3px}
 pre{background:#f6f6f6;padding:6px;font-size:12px;white-space:pre-wrap;word-break:break-word}
 """
 
@@ -65,8 +75,13 @@ def page(title: str, body: Sequence[str]) -> str:
             + "\n".join(body) + "</body></html>\n")
 
 
+def _reason(code: Any) -> str:
+    """A NaN reason as words: ``no_statements`` -> ``no statements``."""
+    return str(code).replace("_", " ")
+
+
 def _nan_cell(s: MetricSummary) -> str:
-    reasons = ", ".join(f"{r} {c}" for r, c in s.nan_reasons.items())
+    reasons = ", ".join(f"{_reason(r)} {c}" for r, c in s.nan_reasons.items())
     return f"{s.nan_share:.1%}" + (f" ({reasons})" if reasons else "")
 
 
@@ -82,20 +97,35 @@ def summary_section(run: Run, summaries: dict[str, MetricSummary]) -> str:
             "at the other.</p>" + note)
 
 
+# summary.json's keys, in the words the page shows them in.
+USAGE = {"asks": "asks", "judge_calls": "judge calls", "cache_hits": "cache hits",
+         "prompt_tokens": "prompt tokens", "completion_tokens": "completion tokens",
+         "engine_seconds": "judge seconds", "embed_texts": "texts embedded", "embed_seconds": "embedding seconds"}
+FACTS = {"samples": "samples", "wall_seconds": "wall-clock seconds", "samples_per_second": "samples per second",
+         "rounds": "rounds", "engine_calls": "judge engine calls", "embed_calls": "embedder calls",
+         "judge": "judge", "embedder": "embedder", "on_missing": "on a missing field",
+         "long_context": "on a context too long", "cache": "judge cache", "started": "started",
+         "machine": "machine"}
+
+
+def words(key: str) -> str:
+    """A summary.json key as words: the name in FACTS or USAGE, else underscores as spaces."""
+    return FACTS.get(key) or USAGE.get(key) or key.replace("_", " ")
+
+
 def usage_section(run: Run) -> str:
-    keys = ("asks", "judge_calls", "cache_hits", "prompt_tokens", "completion_tokens", "engine_seconds",
-            "embed_texts", "embed_seconds")
-    rows = [(name, *(u.get(k, "-") for k in keys)) for name, u in run.usage.items()]
+    rows = [(name, *(u.get(k, "-") for k in USAGE)) for name, u in run.usage.items()]
     total = run.total
-    if total:
-        rows.append(("total", *(total.get(k, "-") for k in keys)))
-    if not rows:
-        return "<h2 id=usage>Cost and usage</h2><p class=muted>summary.json has no usage.</p>"
+    if rows and total:
+        rows.append(("total", *(total.get(k, "-") for k in USAGE)))
     wanted = ("samples", "wall_seconds", "samples_per_second", "rounds", "engine_calls", "embed_calls")
-    facts = [(k.replace("_", " "), total[k]) for k in wanted if k in total]
-    facts += [(k, v) for k, v in run.info.items() if isinstance(v, str | int | float) and v is not None]
-    return ("<h2 id=usage>Cost and usage</h2>" + table(("metric", *keys), rows, set(range(1, 9)))
-            + table(("run", "value"), facts))
+    facts = [(words(k), total[k]) for k in wanted if k in total]
+    facts += [(words(k), v) for k, v in run.info.items() if isinstance(v, str | int | float)]
+    if not rows and not facts:
+        return ""
+    return ("<h2 id=usage>Cost and usage</h2>"
+            + (table(("metric", *USAGE.values()), rows, set(range(1, len(USAGE) + 1))) if rows else "")
+            + (table(("run", "value"), facts) if facts else ""))
 
 
 def plots_section(run: Run, summaries: dict[str, MetricSummary]) -> str:
@@ -106,10 +136,34 @@ def plots_section(run: Run, summaries: dict[str, MetricSummary]) -> str:
     return "<h2 id=plots>Score distributions</h2><div class=plots>" + "".join(figures) + "</div>"
 
 
-def worst_section(run: Run, worst: int) -> str:
+def sample_card(run: Run, metric: str, sample_id: str, score: Score, texts: dict[str, dict[str, Any]]) -> str:
+    """One worst sample: its score, its texts (when samples.jsonl has them) beside the verdicts."""
+    flag = " (unanswerable)" if _answerable(run, sample_id) is False else ""
+    if score.value is None:
+        head = f"<b>{escape(sample_id)}</b>{flag}: no score ({escape(_reason(score.nan_reason))})"
+    else:
+        head = f"<b>{escape(sample_id)}</b>{flag}: {escape(metric)} = {score.value:.3f}"
+    row = texts.get(sample_id) if texts else None
+    if base_name(metric) in ID_METRICS:
+        verdicts = ids_view(metric, row) if texts else (
+            "<p class=muted>The ids are not shown: the run folder has no samples.jsonl.</p>")
+        if score.trace:
+            verdicts += trace_html(metric, score.trace)
+    else:
+        verdicts = trace_html(metric, score.trace, contexts_shown=row is not None)
+    left = sample_texts(metric, score.trace, row) if texts else ""
+    body = f"<div class=cols><div>{left}</div><div>{verdicts}</div></div>" if left and verdicts else left + verdicts
+    return f"<div class='sample{' bad' if score.value is None else ''}'><p class=head>{head}</p>{body}</div>"
+
+
+def worst_section(run: Run, worst: int, texts: dict[str, dict[str, Any]]) -> str:
     parts = ["<h2 id=worst>Worst samples</h2>",
              f"<p class=muted>Per metric, the {worst} lowest scores (highest where lower is better), "
-             "then samples without a score, with the judge's verdicts.</p>"]
+             "then samples without a score: the question, response, reference and retrieved contexts "
+             "beside the judge's verdicts. Long texts are folded: click one to read it whole.</p>"]
+    if not texts:
+        parts.append("<p class=muted>The samples' texts are not shown: the run folder has no "
+                     "samples.jsonl (localeval evaluate writes it).</p>")
     for m in run.metric_names:
         scored = run.scores(m)
         valid = sorted((sc.value, i, sc) for i, sc in scored if sc.value is not None)
@@ -117,15 +171,12 @@ def worst_section(run: Run, worst: int) -> str:
             valid.reverse()
         nans = [(i, sc) for i, sc in scored if sc.value is None]
         parts.append(f"<h3>{escape(m)}</h3>")
-        for value, sid, sc in valid[:worst]:
-            flag = " (unanswerable)" if _answerable(run, sid) is False else ""
-            parts.append(f"<div class=sample><b>{escape(sid)}</b>{flag}: {value:.3f}"
-                         f"{trace_html(m, sc.trace)}</div>")
+        for _, sid, sc in valid[:worst]:
+            parts.append(sample_card(run, m, sid, sc, texts))
         for sid, sc in nans[:worst]:
-            parts.append(f"<div class='sample bad'><b>{escape(sid)}</b>: NaN "
-                         f"({escape(str(sc.nan_reason))}){trace_html(m, sc.trace)}</div>")
+            parts.append(sample_card(run, m, sid, sc, texts))
         if len(nans) > worst:
-            parts.append(f"<p class=muted>and {len(nans) - worst} more NaN samples</p>")
+            parts.append(f"<p class=muted>and {len(nans) - worst} more samples without a score</p>")
     return "".join(parts)
 
 
@@ -134,33 +185,39 @@ def _answerable(run: Run, sample_id: str) -> bool | None:
 
 
 def diagnosis_section(run: Run) -> str:
+    """The findings, by title; left out when no rule fires."""
+    findings = diagnose(run)
+    if not findings:
+        return ""
     parts = ["<h2 id=diagnosis>Diagnosis</h2>",
              f"<p class=muted>Rules from the metrics' interpretation tables, on the answerable samples: "
              f"high means &ge; {HIGH}, low &lt; {LOW}; noise sensitivity high &ge; {NOISE_HIGH}, low "
              f"&lt; {NOISE_LOW}.</p>"]
-    findings = diagnose(run)
     for f in findings:
         where = "on the run's means" if f.scope == "run" else "on a subgroup of samples"
         evidence = ", ".join(f"{m} = {v:.3f}" for m, v in f.evidence.items())
         ids = ", ".join(f.samples[:10]) + (", ..." if len(f.samples) > 10 else "")
         parts.append(
             f"<div class='finding {escape(f.scope)}'><b>{escape(f.title)}</b> "
-            f"<span class=muted>[{escape(f.rule)}, {where}]</span><br>"
+            f"<span class=muted>({where})</span><br>"
             f"when: {escape(f.condition)}<br>evidence: {escape(evidence)}<br>"
             f"holds on {len(f.samples)} of {f.n} samples{': ' + escape(ids) if ids else ''}<br>"
             f"<b>advice:</b> {escape(f.advice)}</div>")
-    if not findings:
-        parts.append("<p>No rule fired.</p>")
-    skipped = unchecked_rules(run)
+    titles = {rule.id: rule.title for rule in RULES}
+    skipped = [titles[r] for r in unchecked_rules(run)]
     if skipped:
-        parts.append(f"<p class=muted>Not checked (their metrics were not computed): "
-                     f"{escape(', '.join(skipped))}.</p>")
+        parts.append(f"<details class=muted><summary>{len(skipped)} more rules not checked, for want of "
+                     "their metrics</summary><ul>" + "".join(f"<li>{escape(t)}</li>" for t in skipped)
+                     + "</ul></details>")
     return "".join(parts)
 
 
 def strata_section(run: Run) -> str:
+    """Refusals on the samples marked answerable: false; left out when there are none."""
     st = strata(run)
     un, ans = st["unanswerable"], st["answerable"]
+    if not un["n"]:
+        return ""
     rows = [(m, _f(d["mean"]), f"{d['valid']}/{d['n']}", _f(run.mean(m)))
             for m, d in ans["metrics"].items()]
     parts = ["<h2 id=refusals>Unanswerable questions (refusals)</h2>",
@@ -183,10 +240,11 @@ def render_report(run: RunLike, *, worst: int = 5) -> str:
     """The whole report page for a run."""
     r = as_run(run)
     summaries = {m: r.metric_summary(m) for m in r.metric_names}
+    texts = r.texts or (read_texts(r.path) if r.path is not None else {})
+    sections = [summary_section(r, summaries), diagnosis_section(r), strata_section(r),
+                plots_section(r, summaries), worst_section(r, worst, texts), usage_section(r)]
     body = [f"<h1>localeval report</h1><p class=muted>{escape(r.label)}: {len(r.samples)} samples, "
-            f"{len(summaries)} metrics</p>",
-            summary_section(r, summaries), diagnosis_section(r), strata_section(r),
-            plots_section(r, summaries), worst_section(r, worst), usage_section(r)]
+            f"{len(summaries)} metrics</p>", *(s for s in sections if s)]
     return page(f"localeval report: {r.label}", body)
 
 

@@ -11,7 +11,7 @@ from typing import Any
 from localeval.errors import LocalevalError
 from localeval.nan import NAN_REASONS, Nan
 from localeval.report.aggregate import MetricSummary, summarize
-from localeval.store.run_folder import SCORES, SUMMARY, read_scores, read_summary
+from localeval.store.run_folder import SAMPLES, SCORES, SUMMARY, read_scores, read_summary
 
 # Scores where a lower value is the better one (a share of wrong statements).
 LOWER_IS_BETTER = frozenset({"noise_sensitivity", "noise_sensitivity_irrelevant"})
@@ -54,11 +54,13 @@ class SampleScores:
 
 @dataclass
 class Run:
-    """A run: its samples in file order and what summary.json holds (empty when absent)."""
+    """A run: its samples in file order, what summary.json holds (empty when absent), and the
+    sample texts by id (``read_texts``; only the report needs them)."""
 
     path: Path | None
     samples: list[SampleScores]
     summary: dict[str, Any] = field(default_factory=dict)
+    texts: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def label(self) -> str:
@@ -136,8 +138,28 @@ def run_from_rows(rows: Iterable[Mapping[str, Any]], summary: Mapping[str, Any] 
     return Run(path, samples, dict(summary or {}))
 
 
+def read_texts(folder: Path) -> dict[str, dict[str, Any]]:
+    """Sample id -> its row of RUN/samples.jsonl (question, contexts, response, reference, ids); {}
+    when the run folder has no samples.jsonl."""
+    path = folder / SAMPLES
+    if not path.exists():
+        return {}
+    texts: dict[str, dict[str, Any]] = {}
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise LocalevalError(f"{path} line {number} is not valid JSON ({error.msg}); fix the line, "
+                                 f"or delete {SAMPLES} to write the report without the sample texts") from None
+        if isinstance(row, Mapping) and "id" in row:
+            texts[str(row["id"])] = dict(row)
+    return texts
+
+
 def read_run(folder: str | Path) -> Run:
-    """Read RUN/scores.jsonl and, when present, RUN/summary.json."""
+    """Read RUN/scores.jsonl and, when present, RUN/summary.json (the report reads samples.jsonl)."""
     path = Path(folder)
     if not path.is_dir():
         raise LocalevalError(f"no run folder at {path}: give the folder an `evaluate --out` wrote")

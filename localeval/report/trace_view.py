@@ -114,17 +114,21 @@ SHOWN = {"statements", "verdicts", "reasons", "questions", "noncommittal", "resp
          "nan_detail"}
 
 
-def trace_html(metric: str, trace: dict[str, Any]) -> str:
-    """The view that fits the metric, the NaN detail, and any other trace field as JSON."""
+def trace_html(metric: str, trace: dict[str, Any], *, contexts_shown: bool = False) -> str:
+    """The view that fits the metric, the NaN detail, and any other trace field as JSON. With
+    ``contexts_shown`` (the chunk verdicts stand beside the context texts) the chunk table is left out."""
     parts = []
     if trace.get("nan_detail"):
         parts.append(f"<p class=bad>why NaN: {escape(str(trace['nan_detail']))}</p>")
     view = VIEWS.get(base_name(metric))
-    if view is not None:
+    beside = contexts_shown and view is _chunks and bool(_list(trace, "verdicts"))
+    if view is not None and not beside:
         parts.append(view(trace))
     rest = {k: v for k, v in trace.items() if view is None or k not in SHOWN}
     rest.pop("nan_detail", None)
     if rest:
         text = json.dumps(rest, ensure_ascii=False, indent=1, default=str)
         parts.append(f"<pre>{escape(text[:4000])}</pre>")
-    return "".join(parts) or "<p class=muted>no trace</p>"
+    if beside:
+        return "".join(parts)
+    return "".join(parts) or "<p class=muted>The judge recorded no verdicts for this score.</p>"

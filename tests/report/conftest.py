@@ -131,3 +131,36 @@ def scripted_run(tmp_path: Path) -> Path:
     localeval.evaluate(SCRIPTED_ROWS, metrics=SCRIPTED_METRICS, judge=ScriptedEngine(rule_script),
                        embedder=HashEmbedder(), out=out, progress=False)
     return out
+
+
+LONG_CONTEXT = ("The Beta tower is 300 metres tall. " + "It was built of grey stone over many years, " * 8
+                + "and its last stone was laid by the mason Quillon Varda.")
+HOSTILE = "<script>document.title='pwned'</script>"
+TEXT_ROWS = [
+    {"id": "alpha", "user_input": "Where does the river Alpha flow?",
+     "response": "The river Alpha flows into the northern sea.",
+     "retrieved_contexts": ["The river Alpha flows into the northern sea.", "Cats sleep a lot."],
+     "retrieved_context_ids": ["alpha-1", "cats-1"], "reference_context_ids": ["alpha-1"],
+     "reference": "The river Alpha flows into the northern sea."},
+    {"id": "beta", "user_input": "How tall is the Beta tower?",
+     "response": f"The Beta tower is purple. {HOSTILE}",
+     "retrieved_contexts": ["Monkeys climb trees.", "Owls hunt at night.", LONG_CONTEXT],
+     "retrieved_context_ids": ["monkeys-1", "owls-1", "beta-1"], "reference_context_ids": ["beta-1", "beta-2"],
+     "reference": "The Beta tower is 300 metres tall."},
+    {"id": "gamma", "user_input": "What colour are bananas?", "response": "Bananas are yellow when ripe.",
+     "retrieved_contexts": ["Bananas are yellow when ripe."], "retrieved_context_ids": ["banana-1"],
+     "reference_context_ids": ["banana-1"], "reference": "Bananas are yellow when ripe."},
+]
+TEXT_METRICS = "faithfulness,context_precision,mrr,ndcg,hit_rate,id_context_precision,id_context_recall"
+
+
+@pytest.fixture
+def texts_run(tmp_path: Path) -> Path:
+    """A scripted-judge run whose worst sample ("beta") has a hostile response and a long context."""
+    import localeval
+    from localeval.engine.scripted import ScriptedEngine, rule_script
+
+    out = tmp_path / "texts"
+    localeval.evaluate(TEXT_ROWS, metrics=TEXT_METRICS, judge=ScriptedEngine(rule_script), out=out,
+                       progress=False, report=False)
+    return out

@@ -13,10 +13,12 @@ from pathlib import Path
 
 import pytest
 
+from localeval.report.diagnosis import diagnose
 from localeval.report.html import render_report, write_report
 
-SECTIONS = ("Summary", "Diagnosis", "Unanswerable questions (refusals)", "Score distributions",
-            "Worst samples", "Cost and usage")
+# The scripted run fires no diagnosis rule, so its page has no Diagnosis section.
+SECTIONS = ("Summary", "Unanswerable questions (refusals)", "Score distributions", "Worst samples",
+            "Cost and usage")
 BAR = (0x4C, 0x78, 0xA8)  # the histogram bars' fill
 
 
@@ -26,6 +28,7 @@ def test_report_is_self_contained_and_escaped(scripted_run: Path) -> None:
     html = path.read_text(encoding="utf-8")
     for heading in SECTIONS:
         assert f">{heading}</h2>" in html.replace("&amp;", "&")
+    assert diagnose(scripted_run) == [] and ">Diagnosis</h2>" not in html
     assert html.count("<svg") == 8  # one histogram per metric
     outside = re.findall(r"(?:https?:)?//[\w.-]+", html.replace('xmlns="http://www.w3.org/2000/svg"', ""))
     assert outside == [] and "<script" not in html and "<link" not in html and " src=" not in html
@@ -78,3 +81,22 @@ def test_report_renders_in_chromium(scripted_run: Path, tmp_path: Path) -> None:
     white = counts.get((255, 255, 255), 0)
     assert white < 0.97 * 1280 * 2000
     assert counts.get(BAR, 0) > 2000  # the SVG histograms were drawn
+
+
+@pytest.mark.skipif(not HAVE_BROWSER and not os.environ.get("CI"),
+                    reason="needs Debian's chromium: apt-get install -y chromium")
+def test_worst_sample_texts_are_in_the_rendered_page(texts_run: Path, tmp_path: Path) -> None:
+    url = write_report(texts_run).resolve().as_uri()
+    dom = _chromium("--dump-dom", url, profile=tmp_path / "p").stdout
+    worst = dom[dom.index('<h2 id="worst">'):]
+    card = worst[:worst.index("</div></div></div>")]  # faithfulness' worst card: sample beta
+    assert "<b>beta</b>: faithfulness = 0.500" in card
+    assert "How tall is the Beta tower?" in card and "The Beta tower is purple." in card
+    assert "Monkeys climb trees." in card and "The Beta tower is 300 metres tall." in card  # context, reference
+    assert "<code>beta-1</code>" in card
+    # the hostile response is text in the document: no script element, and it did not run
+    assert "&lt;script&gt;document.title='pwned'&lt;/script&gt;" in card
+    assert "<script" not in dom and "<title>localeval report" in dom and "pwned</title>" not in dom
+    # the long context is folded, and its whole text is in the document
+    assert "its last stone was laid by the mason Quillon Varda." in card and card.count("<details") == 1
+    assert "<script>document.title" not in dom
