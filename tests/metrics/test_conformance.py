@@ -20,7 +20,7 @@ from localeval.metrics import parse_metric
 from localeval.nan import Nan
 from localeval.scheduler import Scheduler
 
-VECTORS = Path(__file__).resolve().parents[3] / "shared" / "data" / "conformance" / "ragas-0.4.3-vectors.jsonl"
+VECTORS = Path(__file__).parent / "vectors" / "ragas-0.4.3-vectors.jsonl"
 CASES = [json.loads(line) for line in VECTORS.read_text().splitlines() if line.strip()]
 
 
