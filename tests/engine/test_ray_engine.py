@@ -20,6 +20,8 @@ from localeval.engine.ray_engine import EngineSpec, RayEngine, shard_bounds
 from localeval.engine.scripted import ScriptedEngine, rule_script
 from localeval.errors import LocalevalError
 
+pytestmark = pytest.mark.slow  # starts a local Ray cluster (seconds)
+
 METRICS = ["faithfulness", "context_precision", "answer_relevancy"]
 
 
