@@ -30,7 +30,7 @@ def _git_head() -> str | None:
 
 @pytest.fixture(scope="module")
 def clone(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The committed HEAD cloned into an empty folder: no ../shared, no models, no venv beside it."""
+    """The committed HEAD cloned into an empty folder: no data, models or venv beside it."""
     head = _git_head()
     if head is None:
         pytest.skip(f"{ROOT} is not a git checkout (or git is not installed): nothing to clone")
