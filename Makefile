@@ -29,7 +29,7 @@ test: models
 	$(BIN)/python -m pytest -q
 
 test-fast: setup
-	$(BIN)/python -m pytest -q -m "not model"
+	$(BIN)/python -m pytest -q -m "not model and not slow"
 
 lint: setup
 	$(BIN)/ruff check localeval tests benchmarks

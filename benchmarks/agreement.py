@@ -22,7 +22,7 @@ from bench import RESULTS, add_judge_arguments, describe_machine, localeval_mode
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--pairs", default=None, help="folder with ff.csv, ar.csv, cr.csv "
-                        "(default: ../shared/data/wikieval_pairs)")
+                        "(default: localeval/agree/wikieval_pairs, shipped in the package)")
     parser.add_argument("--files", default="ff,ar,cr", help="which pair files")
     parser.add_argument("--limit", type=int, default=None, help="first N questions of each file")
     parser.add_argument("--offset", type=int, default=0,

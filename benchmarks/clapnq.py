@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
-DEFAULT_DATA = REPO.parent / "shared" / "data" / "clapnq"
+DEFAULT_DATA = REPO / "benchmarks" / "data" / "clapnq"
 ANSWERABLE = "dev_answerable.jsonl"
 UNANSWERABLE = "dev_unanswerable.jsonl"
 NO_ANSWER = "The passages do not say; this question cannot be answered from them."

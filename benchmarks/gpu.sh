@@ -5,7 +5,7 @@
 #   bash benchmarks/gpu.sh models/Qwen2.5-7B-Instruct [N] [EMBEDDER]
 #
 # Needs: pip install -e '.[vllm]' in localeval's environment, benchmarks/setup_ragas.sh for Ragas
-# (skipped with SKIP_RAGAS=1), and the ClapNQ / WikiEval files in ../shared/data/.
+# (skipped with SKIP_RAGAS=1). The ClapNQ and WikiEval files are in the repository.
 set -euo pipefail
 judge="${1:?usage: bash benchmarks/gpu.sh MODEL_FOLDER [N] [EMBEDDER]}"
 n="${2:-50}"

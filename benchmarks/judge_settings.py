@@ -87,7 +87,7 @@ def table(rows: list[dict[str, Any]]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--pairs", default=None, help="folder with ff.csv, ar.csv, cr.csv "
-                        "(default: ../shared/data/wikieval_pairs)")
+                        "(default: localeval/agree/wikieval_pairs, shipped in the package)")
     parser.add_argument("--files", default="ff,ar,cr", help="which pair files")
     parser.add_argument("--limit", type=int, default=10, help="first N questions of each file")
     parser.add_argument("--only", default=None, help="comma-separated setting numbers to run (1 = default)")

@@ -9,7 +9,7 @@ from typing import Any
 
 from localeval.errors import LocalevalError
 
-DEFAULT_PAIRS = "(default)"  # --pairs without a folder: ../shared/data/wikieval_pairs when it exists
+DEFAULT_PAIRS = "(default)"  # --pairs without a folder: the WikiEval pairs shipped in the package
 _PAIRS_ONLY = ("judge", "embedder", "limit", "max_examples", "cache")
 
 
@@ -67,7 +67,7 @@ def add_agree_commands(sub: argparse._SubParsersAction) -> None:
     ag.add_argument("run", nargs="?", help="the run folder (evaluate --out) the labels are for")
     ag.add_argument("--pairs", nargs="?", const=DEFAULT_PAIRS, default=None, metavar="DIR",
                     help="run the judge on the pair files ff.csv, ar.csv, cr.csv in DIR "
-                         "(default: ../shared/data/wikieval_pairs beside the repository)")
+                         "(default: the WikiEval pairs shipped with localeval, localeval/agree/wikieval_pairs)")
     ag.add_argument("--judge", default=None, help="judge model folder for --pairs (default: the bundled judge)")
     ag.add_argument("--embedder", default=None, help="embedding model folder for --pairs (default: the bundled one)")
     ag.add_argument("--limit", type=int, default=None, help="--pairs: the first N questions of each file")

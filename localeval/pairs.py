@@ -25,6 +25,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import asdict, dataclass, field
+from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -56,13 +57,9 @@ PAPER = {"faithfulness": 0.95, "answer_relevancy": 0.78, "context_relevance": 0.
 CHANCE = 0.5
 
 
-def default_pairs_folder() -> Path | None:
-    """``../shared/data/wikieval_pairs`` beside the repository (or the working folder), when it exists."""
-    for root in (Path(__file__).resolve().parents[1], Path.cwd()):
-        folder = (root.parent / "shared" / "data" / "wikieval_pairs").resolve()
-        if folder.is_dir():
-            return folder
-    return None
+def default_pairs_folder() -> Path:
+    """The WikiEval pairs shipped inside the package (``localeval/agree/wikieval_pairs``)."""
+    return Path(str(resources.files("localeval.agree") / "wikieval_pairs"))
 
 
 # --- pairwise accuracy: pure arithmetic -------------------------------------------------------------
@@ -398,9 +395,6 @@ def run_pairs(
     if offset < 0:
         raise LocalevalError(f"offset must be 0 or more, got {offset}")
     base = Path(folder) if folder is not None else default_pairs_folder()
-    if base is None:
-        raise LocalevalError("no pair folder given, and ../shared/data/wikieval_pairs does not exist; "
-                             "pass the folder that holds ff.csv, ar.csv and cr.csv")
     present = [f for f in files if (base / f"{f}.csv").is_file()]
     if not present:
         raise LocalevalError(f"{base}: none of {', '.join(f + '.csv' for f in files)} found")

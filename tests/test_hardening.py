@@ -77,6 +77,7 @@ def test_a_1mb_response_is_scored_or_nan_with_a_reason() -> None:
     assert isinstance(result.scores("faithfulness")[1], float)
 
 
+@pytest.mark.slow  # thousands of contexts through the whole scoring path
 def test_thousands_of_contexts_in_one_row() -> None:
     contexts = [f"Fact number {k} about nothing." for k in range(3000)]
     contexts[1] = "River 0 flows into lake 0."

@@ -26,8 +26,7 @@ from localeval.pairs import (
     split_sentences,
 )
 
-SHARED = default_pairs_folder()
-needs_shared = pytest.mark.skipif(SHARED is None, reason="../shared/data/wikieval_pairs not found")
+PAIRS = default_pairs_folder()  # the WikiEval pairs shipped in the package
 
 
 class HashEmbedder:
@@ -83,12 +82,11 @@ def test_split_sentences_joins_short_pieces_and_groups() -> None:
 # --- files --------------------------------------------------------------------------------------
 
 
-@needs_shared
 @pytest.mark.parametrize(("kind", "columns"), [("ff", {"context", "answer"}), ("ar", {"answer"}),
                                                ("cr", {"context"})])
 def test_real_pair_files_have_fifty_pairs(kind: str, columns: set[str]) -> None:
-    assert SHARED is not None
-    pairs = read_pairs(SHARED / f"{kind}.csv")
+    assert PAIRS.parent.name == "agree" and PAIRS.parent.parent.name == "localeval"
+    pairs = read_pairs(PAIRS / f"{kind}.csv")
     assert len(pairs) == 50 and len({p.question for p in pairs}) == 50
     for p in pairs:
         assert set(p.good) == set(p.bad) == columns
@@ -210,7 +208,6 @@ def test_run_pairs_offset_takes_later_questions(tmp_path: Path) -> None:
         run_pairs(tmp_path, engine, HashEmbedder(), files=("ff",), offset=-1)
 
 
-@needs_shared
 def test_run_pairs_on_three_real_pairs() -> None:
     engine = ScriptedEngine(script)
     report = run_pairs(None, engine, HashEmbedder(), limit=3)

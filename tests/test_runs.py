@@ -54,6 +54,7 @@ def _cached_keys(run: Path) -> int:
         return 0
 
 
+@pytest.mark.slow  # a worker subprocess, killed and resumed
 def test_resume_after_sigkill_asks_nothing_twice_and_scores_the_same(tmp_path) -> None:
     data = _write(tmp_path / "data.jsonl", _rows(40))  # 40 statement asks + 80 usefulness asks, then 40 NLI
     run = tmp_path / "run"

@@ -24,8 +24,6 @@ def _load_module():
 
 
 clapnq = _load_module()
-pytestmark = pytest.mark.skipif(not (clapnq.DEFAULT_DATA / clapnq.ANSWERABLE).is_file(),
-                                reason="ClapNQ dev files not found beside the repository")
 
 
 def _gold_passages() -> dict[str, str]:

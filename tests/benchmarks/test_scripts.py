@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-SHARED = ROOT.parent / "shared" / "data"
 
 
 def _run(script: str, *args: str) -> str:
@@ -21,7 +20,7 @@ def _run(script: str, *args: str) -> str:
     return done.stdout
 
 
-@pytest.mark.skipif(not (SHARED / "wikieval_pairs").is_dir(), reason="needs ../shared/data/wikieval_pairs")
+@pytest.mark.slow  # runs the script in a subprocess
 def test_agreement_and_judge_settings(tmp_path):
     out = _run("agreement.py", "--limit", "2", "--votes", "3", "--out", str(tmp_path / "a.json"))
     assert "ff.csv" in out and "cr.csv" in out
@@ -41,7 +40,7 @@ def test_agreement_and_judge_settings(tmp_path):
     assert [f["pairs"] for f in reused[0]["files"]] == [2, 2, 2] and len(reused) == 2
 
 
-@pytest.mark.skipif(not (SHARED / "clapnq").is_dir(), reason="needs ../shared/data/clapnq")
+@pytest.mark.slow  # runs the script in a subprocess
 def test_scaling(tmp_path):
     out = _run("scaling.py", "--sizes", "2,4", "--top-k", "1,2", "--out", str(tmp_path / "s.json"))
     assert "samples/s" in out
@@ -53,7 +52,7 @@ def test_scaling(tmp_path):
     assert calls[(4, 1)] > calls[(2, 1)] and calls[(2, 2)] > calls[(2, 1)]  # more samples, more chunks: more asks
 
 
-@pytest.mark.skipif(not (SHARED / "clapnq").is_dir(), reason="needs ../shared/data/clapnq")
+@pytest.mark.slow  # runs the script in a subprocess
 def test_speed_vs_ragas_reuses_a_ragas_result_only_for_the_same_samples(tmp_path):
     sys.path.insert(0, str(ROOT / "benchmarks"))
     from clapnq import build_samples, write_jsonl

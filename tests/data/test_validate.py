@@ -75,6 +75,7 @@ def test_unknown_field_in_a_metric_table_is_a_programming_error():
         validate([FULL], {"context_recall": ("refrence",)})
 
 
+@pytest.mark.slow  # a fresh interpreter imports localeval
 def test_validation_needs_no_model():
     code = (
         "import sys; from localeval.data import Sample, validate; "

@@ -83,6 +83,7 @@ def ray_cluster() -> Iterator[Any]:
         ray.shutdown()
 
 
+@pytest.mark.slow  # starts a local Ray cluster
 def test_two_replicas_score_like_one_process_and_share_its_cache(ray_cluster: Any, tmp_path: Path) -> None:
     engine = RayEngine(2, EngineSpec("scripted"))
     try:
@@ -115,6 +116,7 @@ def _calls(rows: list[dict[str, Any]]) -> list[list[Request]]:
     return engine.calls
 
 
+@pytest.mark.slow  # starts a local Ray cluster
 def test_a_failing_ask_fails_alone(ray_cluster: Any) -> None:
     def script(label: str, data: dict[str, Any], request: Request) -> Any:
         if label == "statements" and "4 bridges" in data["answer"]:
@@ -132,6 +134,7 @@ def test_a_failing_ask_fails_alone(ray_cluster: Any) -> None:
         engine.close()
 
 
+@pytest.mark.slow  # starts a local Ray cluster
 def test_a_replica_that_cannot_build_its_engine_says_why(ray_cluster: Any) -> None:
     with pytest.raises(LocalevalError, match=r"could not build its engine(.|\n)*localeval\[vllm\]"):
         RayEngine(1, EngineSpec("vllm", "/nowhere/judge"), num_gpus_per_replica=0)  # no vLLM on this node

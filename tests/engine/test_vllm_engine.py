@@ -323,6 +323,7 @@ def test_without_vllm_the_error_says_how_to_install(monkeypatch: pytest.MonkeyPa
         VLLMEngine(tmp_path)
 
 
+@pytest.mark.slow  # a fresh interpreter imports localeval
 def test_importing_localeval_never_imports_vllm_or_ray() -> None:
     code = (
         "import sys, localeval, localeval.api, localeval.engine.vllm_engine, localeval.engine.ray_engine\n"

@@ -59,6 +59,7 @@ def _chromium(*args: str, profile: Path) -> subprocess.CompletedProcess[str]:
 HAVE_BROWSER = bool(shutil.which("chromium") or shutil.which("chromium-browser"))
 
 
+@pytest.mark.slow  # starts a headless browser
 @pytest.mark.skipif(not HAVE_BROWSER and not os.environ.get("CI"),
                     reason="needs Debian's chromium: apt-get install -y chromium")
 def test_report_renders_in_chromium(scripted_run: Path, tmp_path: Path) -> None:

@@ -137,6 +137,7 @@ _WRITER = textwrap.dedent(
 )
 
 
+@pytest.mark.slow  # a writer subprocess, killed mid-write
 @pytest.mark.skipif(sys.platform == "win32", reason="needs SIGKILL")
 def test_survives_a_process_killed_mid_write(tmp_path: Path) -> None:
     path = tmp_path / "judge.sqlite"
