@@ -91,9 +91,9 @@ def set_offline() -> None:
         constants.HF_HUB_OFFLINE = True  # type: ignore[attr-defined]
 
 
-def _how_to_place(name: str) -> str:
+def _how_to_place(target: Path) -> str:
     return (
-        f"localeval never downloads models. Put the weights in {models_dir() / name}/ "
+        f"localeval never downloads models. Put the weights in {target}/ "
         "(config.json, *.safetensors and the tokenizer files, as saved by save_pretrained), "
         "or pass the path of a local model folder. "
         "`localeval models prepare` builds the two default models "
@@ -166,19 +166,19 @@ def resolve_model(name_or_path: str | Path | None, kind: Literal["judge", "embed
         folder = models_dir() / name
         if folder.is_dir():
             return check_model_folder(folder, kind)
-        raise ModelNotFound(f"The default {kind} model {name!r} is not prepared yet. " + _how_to_place(name))
+        raise ModelNotFound(f"The default {kind} model {name!r} is not prepared yet. " + _how_to_place(folder))
     text = str(name_or_path)
     if isinstance(name_or_path, str) and _is_bare_name(text):
         looked = [models_dir() / text, Path(text).absolute()]
     else:
-        looked = [Path(text).expanduser()]
+        looked = [Path(text).expanduser().absolute()]
     for folder in looked:
         if folder.is_dir():
             return check_model_folder(folder, kind, given=text if folder == looked[-1] else None)
     places = " and ".join(str(folder) for folder in looked)
     raise ModelNotFound(
         f"The {kind} model {text!r} is not a local folder (looked at {places}). "
-        + _how_to_place(Path(text).name or text) + " " + _known_models()
+        + _how_to_place(looked[0]) + " " + _known_models()
     )
 
 

@@ -88,7 +88,7 @@ def check_installed(packages: list[WeightPackage], convert: bool) -> None:
             to_install.append(package)
             reinstall = True
     modules = [m for m in CONVERSION_MODULES if convert and importlib.util.find_spec(m) is None]
-    problems.extend(f"the Python module {m!r} (needed to convert the judge) is not installed" for m in modules)
+    problems.extend(f"the Python module {m!r} (needed to convert and run the judge) is not installed" for m in modules)
     if not problems:
         return
     why = f" ({NO_DEPS_WHY})" if JUDGE_PACKAGE in to_install else ""

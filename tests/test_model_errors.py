@@ -184,7 +184,7 @@ def test_a_path_is_not_looked_up_in_the_models_folder(capsys, data, tmp_path, mo
     code, err = evaluate(capsys, data, "--metrics", "faithfulness", "--judge", "models/qwen-7b")
     assert code == 1
     one_line_error(err)
-    assert "(looked at models/qwen-7b)" in err and "models/models" not in err
+    assert f"(looked at {tmp_path / 'models' / 'qwen-7b'})" in err and "models/models" not in err
     assert f"Models in {tmp_path / 'models'}: {DEFAULT_JUDGE}." in err
     code, err = evaluate(capsys, data, "--metrics", "faithfulness", "--judge", "qwen-7b")
     assert code == 1
@@ -198,7 +198,7 @@ def test_a_bare_name_resolves_in_the_models_folder_first(tmp_path, monkeypatch):
     assert models.resolve_model("judge", "judge") == tmp_path / "judge"  # the current folder, failing that
     fake_model(tmp_path / "models" / "judge")
     assert models.resolve_model("judge", "judge") == tmp_path / "models" / "judge"
-    assert models.resolve_model("./judge", "judge") == Path("./judge")
+    assert models.resolve_model("./judge", "judge") == tmp_path / "judge"
 
 
 def test_wrong_embedder_fails_before_the_judge_loads(capsys, data, tmp_path, no_judge_load):
