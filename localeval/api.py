@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from localeval.data import Sample, load_samples, samples_from_records, validate
 from localeval.engine.base import JudgeEngine
 from localeval.metrics.registry import MetricSpec, parse_metrics
+from localeval.models import resolve_model
 from localeval.nan import Nan
 from localeval.prompts.base import Settings
 from localeval.report.aggregate import MetricSummary, format_table, summarize
@@ -46,7 +47,7 @@ def load_judge(judge: str | Path | None, options: JudgeOptions | None = None) ->
     from localeval.models import resolve_model
 
     options = options or JudgeOptions()
-    path = resolve_model(str(judge) if judge is not None else None, "judge")
+    path = resolve_model(judge, "judge")
     if options.engine == "transformers":
         from localeval.engine.transformers_engine import TransformersEngine
 
@@ -75,7 +76,7 @@ def load_embedder(embedder: str | Path | None) -> Any:
     from localeval.embed import SentenceTransformerEmbedder
     from localeval.models import resolve_model
 
-    return SentenceTransformerEmbedder(resolve_model(str(embedder) if embedder is not None else None, "embedder"))
+    return SentenceTransformerEmbedder(resolve_model(embedder, "embedder"))
 
 
 def as_samples(
@@ -245,11 +246,14 @@ def evaluate(
     needs_judge = any(s.definition.judge for s in specs)
     needs_embedder = any(s.definition.embedder for s in specs)
     engine = judge if judge is not None and not isinstance(judge, str | Path) else None
-    if needs_judge and engine is None:
-        engine = load_judge(judge, judge_options)  # type: ignore[arg-type]
     emb = embedder if embedder is not None and not isinstance(embedder, str | Path) else None
-    if needs_embedder and emb is None:
-        emb = load_embedder(embedder)
+    # Both folders are found and checked before either model is loaded.
+    judge_dir = resolve_model(judge, "judge") if needs_judge and engine is None else None  # type: ignore[arg-type]
+    embedder_dir = resolve_model(embedder, "embedder") if needs_embedder and emb is None else None
+    if judge_dir is not None:
+        engine = load_judge(judge_dir, judge_options)
+    if embedder_dir is not None:
+        emb = load_embedder(embedder_dir)
     lock = RunLock(Path(out)) if out is not None else contextlib.nullcontext()
     with lock:
         return _evaluate_locked(rows, specs, engine, emb, needs_judge, needs_embedder, out, cache, settings, seed,

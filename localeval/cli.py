@@ -65,9 +65,11 @@ def _estimate(args: argparse.Namespace) -> int:
 
 
 def _models_prepare(args: argparse.Namespace) -> int:
-    from localeval.models import prepare
+    from localeval.models import models_location, prepare
 
-    for line in prepare(Path(args.dest) if args.dest else None):
+    dest, why = (Path(args.dest), "--dest") if args.dest else models_location()
+    print(f"models folder: {dest} (from {why}; set LOCALEVAL_MODELS or pass --dest to choose another)")
+    for line in prepare(dest):
         print(line)
     return 0
 
@@ -84,8 +86,10 @@ def _judge_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--metrics", default=None,
                    help="comma-separated metric names with options, e.g. "
                         "faithfulness,factual_correctness:mode=precision,ndcg:k=5 (default: the six LLM metrics)")
-    p.add_argument("--judge", default=None, help="local judge model folder (default: models/smollm2-135m-instruct)")
-    p.add_argument("--embedder", default=None, help="local embedding model folder (default: models/all-minilm-l6-v2)")
+    p.add_argument("--judge", default=None, help="judge: a model folder, or a name in the models folder (default: "
+                                                 "smollm2-135m-instruct)")
+    p.add_argument("--embedder", default=None, help="embedder: a model folder, or a name in the models folder "
+                                                    "(default: all-minilm-l6-v2)")
     p.add_argument("--no-reasons", action="store_true", help="ask for verdicts without free-text reasons")
     p.add_argument("--max-examples", type=int, default=None,
                    help="at most N few-shot examples per prompt (default: all of them)")
@@ -184,7 +188,9 @@ def build_parser() -> argparse.ArgumentParser:
     models = sub.add_parser("models", help="manage the local model folders")
     models_sub = models.add_subparsers(dest="models_command", required=True)
     prep = models_sub.add_parser("prepare", help="build the bundled default judge and embedder folders")
-    prep.add_argument("--dest", default=None, help="models folder (default: ./models of the repository)")
+    prep.add_argument("--dest", default=None,
+                      help="models folder (default: $LOCALEVAL_MODELS, else ./models of a source checkout, "
+                           "else ~/.cache/localeval/models)")
     prep.set_defaults(func=_models_prepare)
 
     add_report_commands(sub)

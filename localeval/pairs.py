@@ -400,9 +400,11 @@ def run_pairs(
         raise LocalevalError(f"{base}: none of {', '.join(f + '.csv' for f in files)} found")
     settings = settings or DEFAULT_SETTINGS
     engine = judge if judge is not None and not isinstance(judge, str | Path) else None
+    emb = embedder if embedder is not None and not isinstance(embedder, str | Path) else None
+    if emb is None and "ar" in present:  # a wrong embedder folder fails before the judge loads
+        embedder = api.resolve_model(embedder, "embedder")
     if engine is None:
         engine = api.load_judge(judge, judge_options)  # type: ignore[arg-type]
-    emb = embedder if embedder is not None and not isinstance(embedder, str | Path) else None
     if emb is None and "ar" in present:
         emb = api.load_embedder(embedder)
     store = JudgeCache(Path(cache)) if cache is not None else JudgeCache.disabled()

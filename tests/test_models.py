@@ -14,8 +14,10 @@ from localeval.models import (
     DEFAULT_EMBEDDER,
     DEFAULT_JUDGE,
     MARKER,
+    checkout_root,
     model_fingerprint,
     models_dir,
+    models_location,
     prepare,
     resolve_model,
     set_offline,
@@ -28,11 +30,52 @@ def empty_models(tmp_path, monkeypatch) -> Path:
     return tmp_path
 
 
-def test_models_dir_default_and_env(monkeypatch, tmp_path):
+def fake_model(folder: Path) -> Path:
+    """A folder that passes the model-folder check: a config and an (empty) weights file."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "config.json").write_text("{}")
+    (folder / "model.safetensors").write_bytes(b"")
+    return folder
+
+
+def test_models_dir_env_then_checkout(monkeypatch, tmp_path):
     monkeypatch.delenv("LOCALEVAL_MODELS", raising=False)
-    assert models_dir() == Path(models.__file__).resolve().parent.parent / "models"
+    root = Path(models.__file__).resolve().parent.parent  # the tests run from a source checkout
+    assert models_dir() == root / "models"
+    assert models_location()[1] == f"the source checkout {root}"
     monkeypatch.setenv("LOCALEVAL_MODELS", str(tmp_path))
     assert models_dir() == tmp_path
+
+
+def test_checkout_is_recognised_by_its_pyproject(tmp_path):
+    (tmp_path / "site-packages" / "localeval").mkdir(parents=True)
+    assert checkout_root(tmp_path / "site-packages" / "localeval") is None  # no pyproject.toml beside it
+    (tmp_path / "other" / "localeval").mkdir(parents=True)
+    (tmp_path / "other" / "pyproject.toml").write_text('[project]\nname = "something-else"\n')
+    assert checkout_root(tmp_path / "other" / "localeval") is None
+    (tmp_path / "broken" / "localeval").mkdir(parents=True)
+    (tmp_path / "broken" / "pyproject.toml").write_text("[project\n")
+    assert checkout_root(tmp_path / "broken" / "localeval") is None
+    (tmp_path / "repo" / "localeval").mkdir(parents=True)
+    (tmp_path / "repo" / "pyproject.toml").write_text('[project]\nname = "localeval"\n')
+    assert checkout_root(tmp_path / "repo" / "localeval") == tmp_path / "repo"
+
+
+def test_installed_package_uses_the_user_cache(monkeypatch, tmp_path):
+    site = tmp_path / "venv" / "lib" / "python3.11" / "site-packages"
+    (site / "localeval").mkdir(parents=True)
+    monkeypatch.setattr(models, "PACKAGE_DIR", site / "localeval")
+    monkeypatch.delenv("LOCALEVAL_MODELS", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    assert models_dir() == tmp_path / "cache" / "localeval" / "models"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert models_dir() == tmp_path / "home" / ".cache" / "localeval" / "models"
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative/cache")  # ignored, as the XDG spec says
+    assert models_dir() == tmp_path / "home" / ".cache" / "localeval" / "models"
+    assert site not in models_dir().parents
+    monkeypatch.setenv("LOCALEVAL_MODELS", str(tmp_path / "mine"))
+    assert models_location() == (tmp_path / "mine", "$LOCALEVAL_MODELS")
 
 
 def test_default_not_prepared_says_how(empty_models):
@@ -54,9 +97,9 @@ def test_hub_name_is_not_fetched(empty_models):
 
 
 def test_resolves_path_name_and_default(empty_models, tmp_path_factory):
-    (empty_models / DEFAULT_EMBEDDER).mkdir()
-    (empty_models / "my-judge").mkdir()
-    elsewhere = tmp_path_factory.mktemp("elsewhere")
+    fake_model(empty_models / DEFAULT_EMBEDDER)
+    fake_model(empty_models / "my-judge")
+    elsewhere = fake_model(tmp_path_factory.mktemp("elsewhere"))
     assert resolve_model(None, "embedder") == empty_models / DEFAULT_EMBEDDER
     assert resolve_model("my-judge", "judge") == empty_models / "my-judge"
     assert resolve_model(str(elsewhere), "judge") == elsewhere

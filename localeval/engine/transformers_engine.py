@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from localeval.engine.base import Choice, FinishReason, Request, Result
 from localeval.engine.grammar import BatchGrammar, make_backend, schema_text
 from localeval.errors import LocalevalError
-from localeval.models import model_fingerprint, set_offline
+from localeval.models import check_model_folder, model_fingerprint, set_offline
 
 if TYPE_CHECKING:
     import torch
@@ -85,6 +85,7 @@ class TransformersEngine:
         dtype: Any = None,
         record: bool = False,
     ) -> None:
+        check_model_folder(Path(model_dir), "judge")  # a clear error before transformers sees the folder
         set_offline()
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer, DynamicCache
