@@ -14,6 +14,7 @@ from localeval.data import Sample, load_samples, samples_from_records, validate
 from localeval.engine.base import JudgeEngine
 from localeval.metrics.registry import MetricSpec, parse_metrics
 from localeval.nan import Nan
+from localeval.progress import quiet
 from localeval.prompts.base import Settings
 from localeval.report.aggregate import MetricSummary, format_table, summarize
 from localeval.report.strata import stratified_summary
@@ -239,11 +240,12 @@ def evaluate(
     needs_judge = any(s.definition.judge for s in specs)
     needs_embedder = any(s.definition.embedder for s in specs)
     engine = judge if judge is not None and not isinstance(judge, str | Path) else None
-    if needs_judge and engine is None:
-        engine = load_judge(judge, judge_options)  # type: ignore[arg-type]
     emb = embedder if embedder is not None and not isinstance(embedder, str | Path) else None
-    if needs_embedder and emb is None:
-        emb = load_embedder(embedder)
+    with quiet(not progress):  # progress=False: no loading bars or library warnings either
+        if needs_judge and engine is None:
+            engine = load_judge(judge, judge_options)  # type: ignore[arg-type]
+        if needs_embedder and emb is None:
+            emb = load_embedder(embedder)
     lock = RunLock(Path(out)) if out is not None else contextlib.nullcontext()
     with lock:
         return _evaluate_locked(rows, specs, engine, emb, needs_judge, needs_embedder, out, cache, settings, seed,

@@ -152,7 +152,8 @@ class TransformersEngine:
     def generate(self, requests: list[Request], on_result: Callable[[int, Result], None] | None = None) -> list[Result]:
         """Answer every request, in the same order; asks that do not fit the context never run.
 
-        ``on_result(i, result)`` is called as soon as request ``i`` is answered (after its batch).
+        ``on_result(i, result)`` is called as soon as request ``i`` is answered: the moment the last
+        of its rows leaves the decode loop, while the rest of its batch goes on.
         """
         started = time.perf_counter()
         results: list[Result | None] = [None] * len(requests)
@@ -176,14 +177,16 @@ class TransformersEngine:
         for row in rows:
             by_request.setdefault(row.request, []).append(row)
         waiting = Counter(r.request for r in rows)
+
+        def finished(row: _Row) -> None:
+            waiting[row.request] -= 1
+            if waiting[row.request] == 0:
+                done(row.request, self._result(requests[row.request], by_request[row.request]))
+
         for batch, shared in self._batches(rows):
-            self._decode(batch, shared)
+            self._decode(batch, shared, finished)
             if self.record:
                 self.batches.append([(tuple(r.ids), tuple(r.tokens)) for r in batch])
-            for row in batch:
-                waiting[row.request] -= 1
-                if waiting[row.request] == 0:
-                    done(row.request, self._result(requests[row.request], by_request[row.request]))
         self.profile["generate_seconds"] += time.perf_counter() - started
         return [r for r in results if r is not None]
 
@@ -269,8 +272,12 @@ class TransformersEngine:
         )
         return out.logits[:, -1, :].float()
 
-    def _decode(self, rows: list[_Row], shared: int = 0) -> None:
-        """Decode one batch in place (each row's tokens and finish reason); ``shared``: prefix length."""
+    def _decode(self, rows: list[_Row], shared: int = 0, finished: Callable[[_Row], None] | None = None) -> None:
+        """Decode one batch in place (each row's tokens and finish reason); ``shared``: prefix length.
+
+        ``finished(row)`` is called for each row as it completes (its JSON closed or its budget spent).
+        """
+        report = finished or (lambda row: None)
         import torch
         from transformers import DynamicCache
 
@@ -280,6 +287,9 @@ class TransformersEngine:
         ready = grammar.fill(range(len(rows)))  # True: the grammar allows nothing but the end
         active = [b for b in range(len(rows)) if not ready[b]]
         profile["grammar_seconds"] += time.perf_counter() - clock
+        for b in range(len(rows)):
+            if ready[b]:
+                report(rows[b])
         if not active:
             return
         width = max(len(rows[b].ids) - shared for b in active)
@@ -317,6 +327,7 @@ class TransformersEngine:
                 for b, token in zip(active, tokens, strict=True):
                     if grammar.is_stop(token):
                         rows[b].finish = "stop"
+                        report(rows[b])
                         continue
                     grammar.accept(b, token)
                     rows[b].tokens.append(token)
@@ -331,6 +342,8 @@ class TransformersEngine:
                         rows[b].finish = "length"
                     else:
                         still.append(b)
+                        continue
+                    report(rows[b])
                 if not still:
                     return
                 if len(still) < len(active):
