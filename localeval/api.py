@@ -14,7 +14,7 @@ from localeval.data import Sample, load_samples, samples_from_records, validate
 from localeval.engine.base import JudgeEngine
 from localeval.metrics.registry import MetricSpec, parse_metrics
 from localeval.nan import Nan
-from localeval.progress import quiet
+from localeval.progress import quiet, stderr_is_terminal
 from localeval.prompts.base import Settings
 from localeval.report.aggregate import MetricSummary, format_table, summarize
 from localeval.report.strata import stratified_summary
@@ -241,7 +241,8 @@ def evaluate(
     needs_embedder = any(s.definition.embedder for s in specs)
     engine = judge if judge is not None and not isinstance(judge, str | Path) else None
     emb = embedder if embedder is not None and not isinstance(embedder, str | Path) else None
-    with quiet(not progress):  # progress=False: no loading bars or library warnings either
+    # progress=False: no loading bars or library warnings either; off a terminal, no loading bars
+    with quiet(not progress or not stderr_is_terminal(), bars_only=progress):
         if needs_judge and engine is None:
             engine = load_judge(judge, judge_options)  # type: ignore[arg-type]
         if needs_embedder and emb is None:

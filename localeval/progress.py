@@ -182,8 +182,8 @@ class RunProgress:
                 eta = projected_end - now
                 if eta < 0:  # late: go by the rate up to now
                     eta = (total - self._done_work) * elapsed / self._done_work
-            elif self._rate:
-                eta = max(0.0, total / self._rate - elapsed)
+            elif self._rate and total / self._rate > elapsed:  # none yet: the last call's rate, while it holds
+                eta = total / self._rate - elapsed
             if done == len(self._done):
                 eta = 0.0
             rate = done / elapsed if done and elapsed > 0 else None
@@ -242,6 +242,11 @@ def _label(s: Snapshot) -> str:
     return f"round {s.round}" + (" (retry)" if s.retry else "")
 
 
+def stderr_is_terminal() -> bool:
+    """Whether stderr is a terminal (else progress is written as plain lines)."""
+    return _is_terminal(sys.stderr)
+
+
 def _is_terminal(stream: TextIO) -> bool:
     try:
         return bool(stream.isatty())
@@ -255,20 +260,24 @@ _QUIET_LOGGERS = ("transformers", "sentence_transformers", "huggingface_hub", "t
 
 
 @contextlib.contextmanager
-def quiet(enabled: bool = True) -> Iterator[None]:
-    """Silence the model libraries while inside: their loading bars, logging and warnings."""
+def quiet(enabled: bool = True, bars_only: bool = False) -> Iterator[None]:
+    """Silence the model libraries while inside: their loading bars, logging and warnings
+    (``bars_only``: just the bars, for a log file that should not fill with carriage returns)."""
     if not enabled:
         yield
         return
-    saved_env = {k: os.environ.get(k) for k in _QUIET_ENV}
-    os.environ.update(_QUIET_ENV)
-    levels = {name: logging.getLogger(name).level for name in _QUIET_LOGGERS}
-    for name in _QUIET_LOGGERS:
+    env = {"HF_HUB_DISABLE_PROGRESS_BARS": "1", "TQDM_DISABLE": "1"} if bars_only else _QUIET_ENV
+    saved_env = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    loggers = () if bars_only else _QUIET_LOGGERS
+    levels = {name: logging.getLogger(name).level for name in loggers}
+    for name in loggers:
         logging.getLogger(name).setLevel(logging.ERROR)
-    restore_transformers = _quiet_transformers()
+    restore_transformers = _quiet_transformers(bars_only)
     try:
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
+            if not bars_only:
+                warnings.simplefilter("ignore")
             yield
     finally:
         restore_transformers()
@@ -281,7 +290,7 @@ def quiet(enabled: bool = True) -> Iterator[None]:
                 os.environ[key] = value
 
 
-def _quiet_transformers() -> Callable[[], None]:
+def _quiet_transformers(bars_only: bool = False) -> Callable[[], None]:
     """Turn off the bars and logging of transformers and huggingface_hub, where already imported
     (an import inside ``quiet`` reads the environment set there); returns what undoes it."""
     undo: list[Callable[[], None]] = []
@@ -289,9 +298,10 @@ def _quiet_transformers() -> Callable[[], None]:
         from transformers.utils import logging as hf_logging
 
         verbosity, bars = hf_logging.get_verbosity(), hf_logging.is_progress_bar_enabled()
-        hf_logging.set_verbosity_error()
+        if not bars_only:
+            hf_logging.set_verbosity_error()
+            undo.append(lambda: hf_logging.set_verbosity(verbosity))
         hf_logging.disable_progress_bar()
-        undo.append(lambda: hf_logging.set_verbosity(verbosity))
         if bars:
             undo.append(hf_logging.enable_progress_bar)
     if "huggingface_hub.utils" in sys.modules:
@@ -308,4 +318,4 @@ def _quiet_transformers() -> Callable[[], None]:
     return restore
 
 
-__all__ = ["RunProgress", "Snapshot", "clock_text", "quiet", "status_text"]
+__all__ = ["RunProgress", "Snapshot", "clock_text", "quiet", "status_text", "stderr_is_terminal"]

@@ -142,6 +142,8 @@ def test_a_new_call_starts_with_the_rate_of_the_last_one() -> None:
     progress.begin(2, [500])
     clock.now += 2.0
     assert progress.snapshot().eta == pytest.approx(8.0)
+    clock.now += 9.0  # slower than the last call: no answer, no rate to go by
+    assert progress.snapshot().eta is None
 
 
 def test_off_a_terminal_plain_periodic_lines_and_no_escape_codes() -> None:
@@ -216,6 +218,7 @@ def _noisy_judge(*args, **kwargs):
     return ScriptedEngine(rule_script)
 
 
+@pytest.mark.filterwarnings("ignore:a library warning")
 @pytest.mark.parametrize("flag", [True, False])
 def test_no_progress_prints_nothing_to_stderr(flag: bool, tmp_path: Path, capfd, monkeypatch) -> None:
     monkeypatch.setattr("localeval.api.load_judge", _noisy_judge)
@@ -226,8 +229,9 @@ def test_no_progress_prints_nothing_to_stderr(flag: bool, tmp_path: Path, capfd,
     assert "faithfulness" in captured.out
     if flag:
         assert captured.err == ""
-    else:  # the same run without the flag does write to stderr: progress lines, at least
-        assert "round 1 done" in captured.err and ESCAPE not in captured.err
+    else:  # without the flag: progress lines, and (stderr is no terminal) no loading bars
+        assert "round 1 done" in captured.err
+        assert "Loading weights" not in captured.err and ESCAPE not in captured.err and "\r" not in captured.err
 
 
 def test_quiet_restores_what_it_silenced(caplog) -> None:
