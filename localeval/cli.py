@@ -112,7 +112,8 @@ def engine_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--batch-tokens", type=int, default=16384,
                    help="transformers engine: token budget of a batch, rows x (longest prompt tail + longest "
                         "answer); 0: no budget, batches of --batch-size")
-    p.add_argument("--threads", type=int, default=None, help="CPU threads for torch (default: all cores)")
+    p.add_argument("--threads", type=int, default=None,
+                   help="CPU threads for torch (default: all cores, waiting passively; README: Speed knobs)")
     p.add_argument("--trust-remote-code", action="store_true", help="allow the model folder's own code")
     g = p.add_argument_group("GPU engines")
     g.add_argument("--engine", choices=("transformers", "vllm", "ray-vllm"), default="transformers",

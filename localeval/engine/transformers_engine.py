@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from localeval.cpu_threads import default_threads
 from localeval.engine.base import Choice, FinishReason, Request, Result
 from localeval.engine.grammar import BatchGrammar, make_backend, schema_text
 from localeval.errors import LocalevalError
@@ -62,7 +63,9 @@ class TransformersEngine:
     together in large batches, long ones in small batches that waste little on padding.
     ``prefix_reuse=False`` prefills every prompt in full (for comparison; same answers).
     ``max_new_tokens`` replaces every request's ``max_tokens`` when set. ``threads`` sets torch's
-    (process-wide) thread count; on a CPU shared with other work, 1 is often the fastest.
+    (process-wide) thread count; unset, torch keeps one per core when OpenMP threads wait passively
+    (localeval sets that on import, before torch loads), else 1: threads that spin for each other
+    on a shared CPU lose badly (``localeval.cpu_threads``, benchmarks/threads.py).
 
     ``profile`` adds up, over the engine's life, the seconds spent in each part of the work (prefill
     of shared prefixes and of each ask's own tokens, decode steps, grammar masking) and the token
@@ -86,6 +89,8 @@ class TransformersEngine:
         record: bool = False,
     ) -> None:
         set_offline()
+        if threads is None and str(device).startswith("cpu"):
+            threads = default_threads()
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer, DynamicCache
         from transformers.cache_utils import DynamicLayer
