@@ -62,7 +62,7 @@ def add_judge_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--embedder", default=DEFAULT_EMBEDDER, help="local sentence-transformers folder")
     parser.add_argument("--engine", default="transformers", choices=("transformers", "vllm", "scripted"),
                         help="localeval's judge engine; scripted: a rule-based stand-in, no model (dry run)")
-    parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's)")
+    parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: localeval's)")
     parser.add_argument("--batch-size", type=int, default=16, help="transformers engine: most rows in a batch")
     parser.add_argument("--batch-tokens", type=int, default=16384,
                         help="transformers engine: token budget of a batch (0: rows only)")

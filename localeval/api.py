@@ -15,6 +15,7 @@ from localeval.engine.base import JudgeEngine
 from localeval.metrics.registry import MetricSpec, parse_metrics
 from localeval.models import resolve_model
 from localeval.nan import Nan
+from localeval.progress import quiet, stderr_is_terminal
 from localeval.prompts.base import Settings
 from localeval.report.aggregate import MetricSummary, format_table, summarize
 from localeval.report.strata import stratified_summary
@@ -250,10 +251,12 @@ def evaluate(
     # Both folders are found and checked before either model is loaded.
     judge_dir = resolve_model(judge, "judge") if needs_judge and engine is None else None  # type: ignore[arg-type]
     embedder_dir = resolve_model(embedder, "embedder") if needs_embedder and emb is None else None
-    if judge_dir is not None:
-        engine = load_judge(judge_dir, judge_options)
-    if embedder_dir is not None:
-        emb = load_embedder(embedder_dir)
+    # progress=False: no loading bars or library warnings either; off a terminal, no loading bars
+    with quiet(not progress or not stderr_is_terminal(), bars_only=progress):
+        if judge_dir is not None:
+            engine = load_judge(judge_dir, judge_options)
+        if embedder_dir is not None:
+            emb = load_embedder(embedder_dir)
     lock = RunLock(Path(out)) if out is not None else contextlib.nullcontext()
     with lock:
         return _evaluate_locked(rows, specs, engine, emb, needs_judge, needs_embedder, out, cache, settings, seed,

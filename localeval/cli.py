@@ -13,6 +13,7 @@ from localeval.cli_agree import add_agree_commands
 from localeval.cli_report import add_report_commands
 from localeval.cli_testset import add_testset_commands
 from localeval.errors import LocalevalError
+from localeval.progress import quiet
 
 
 def _evaluate(args: argparse.Namespace) -> int:
@@ -97,7 +98,7 @@ def _judge_arguments(p: argparse.ArgumentParser) -> None:
                    help="verdict asks: sample N answers and take each verdict's majority (default 1: greedy)")
     p.add_argument("--temperature", type=float, default=0.7, help="sampling temperature of --votes (default 0.7)")
     p.add_argument("--seed", type=int, default=0, help="seed for sampled generations")
-    p.add_argument("--no-progress", action="store_true", help="no progress bars")
+    p.add_argument("--no-progress", action="store_true", help="no progress, loading bars or warnings")
     engine_arguments(p)
 
 
@@ -110,7 +111,8 @@ def engine_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--batch-tokens", type=int, default=16384,
                    help="transformers engine: token budget of a batch, rows x (longest prompt tail + longest "
                         "answer); 0: no budget, batches of --batch-size")
-    p.add_argument("--threads", type=int, default=None, help="CPU threads for torch (default: all cores)")
+    p.add_argument("--threads", type=int, default=None,
+                   help="CPU threads for torch (default: all cores, waiting passively; README: Speed knobs)")
     p.add_argument("--trust-remote-code", action="store_true", help="allow the model folder's own code")
     g = p.add_argument_group("GPU engines")
     g.add_argument("--engine", choices=("transformers", "vllm", "ray-vllm"), default="transformers",
@@ -182,7 +184,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     rs = sub.add_parser("rescore", help="recompute scores and summary of a run from its cache, no model")
     rs.add_argument("run", help="a run folder written by evaluate")
-    rs.add_argument("--no-progress", action="store_true", help="no progress bars")
+    rs.add_argument("--no-progress", action="store_true", help="no progress, loading bars or warnings")
     rs.set_defaults(func=_rescore)
 
     models = sub.add_parser("models", help="manage the local model folders")
@@ -206,7 +208,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point: returns the exit code (1 for a problem the user can fix, with its message)."""
     args = build_parser().parse_args(argv)
     try:
-        code: int = args.func(args)
+        with quiet(bool(getattr(args, "no_progress", False))):
+            code: int = args.func(args)
         return code
     except LocalevalError as error:
         print(f"localeval: {error}", file=sys.stderr)

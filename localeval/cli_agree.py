@@ -76,7 +76,7 @@ def add_agree_commands(sub: argparse._SubParsersAction) -> None:
     ag.add_argument("--votes", type=int, default=1, help="--pairs: majority of N sampled verdicts (default 1)")
     ag.add_argument("--temperature", type=float, default=0.7, help="--pairs: sampling temperature of --votes")
     ag.add_argument("--cache", default=None, help="--pairs: a judge cache file to reuse between runs")
-    ag.add_argument("--no-progress", action="store_true", help="--pairs: no progress bars")
+    ag.add_argument("--no-progress", action="store_true", help="--pairs: no progress, loading bars or warnings")
     ag.add_argument("--json", default=None, metavar="OUT", help="also write the results as JSON")
     ag.add_argument("--level", type=float, default=0.95, help="interval level (default 0.95)")
     ag.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples (default 2000)")

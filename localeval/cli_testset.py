@@ -92,10 +92,11 @@ def add_testset_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--grammar", choices=("xgrammar", "outlines"), default="xgrammar",
                    help="grammar backend for constrained decoding (default: xgrammar)")
     p.add_argument("--batch-size", type=int, default=8, help="asks decoded together by the transformers engine")
-    p.add_argument("--threads", type=int, default=None, help="CPU threads for torch (default: all cores)")
+    p.add_argument("--threads", type=int, default=None,
+                   help="CPU threads for torch (default: all cores, waiting passively; README: Speed knobs)")
     p.add_argument("--no-reasons", action="store_true", help="ask for verdicts without free-text reasons (faster)")
     p.add_argument("--trust-remote-code", action="store_true", help="allow the model folder's own code")
-    p.add_argument("--no-progress", action="store_true", help="no progress bars")
+    p.add_argument("--no-progress", action="store_true", help="no progress, loading bars or warnings")
     p.set_defaults(func=_testset)
 
 

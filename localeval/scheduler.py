@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from tqdm.auto import tqdm
 
 from localeval.data.sample import Sample
 from localeval.engine.base import JudgeEngine, Request, Result
@@ -23,6 +22,7 @@ from localeval.errors import LocalevalError
 from localeval.long_context import POLICIES, TooLong, fit
 from localeval.metrics.registry import MetricSpec
 from localeval.nan import Nan, NanReason
+from localeval.progress import RunProgress
 from localeval.prompts.base import DEFAULT_SETTINGS, Settings, answer_token_bound
 from localeval.steps import Ask, Embed, Outcome, Steps
 from localeval.store.cache import JudgeCache
@@ -108,7 +108,7 @@ class Scheduler:
         cache: JudgeCache | None = None,
         settings: Settings = DEFAULT_SETTINGS,
         seed: int = 0,
-        progress: bool = True,
+        progress: bool | RunProgress = True,
         commit_every: int = 16,
         long_context: str = "skip",
     ) -> None:
@@ -124,6 +124,7 @@ class Scheduler:
         self.long_context = long_context
         self.engine_calls = 0
         self.embed_calls = 0
+        self._shown = RunProgress(enabled=False)
 
     # -- the rounds ---------------------------------------------------------------------------
 
@@ -167,13 +168,14 @@ class Scheduler:
             if not job.done:
                 self._advance(job, None, first=True)
         rounds = 0
-        bar = tqdm(desc="rounds", unit="round", disable=not self.progress, leave=False)
-        while active := [j for j in jobs if not j.done]:
-            rounds += 1
-            bar.set_postfix_str(f"{len(active)} steps waiting")
-            self._round(active, usage, rounds)
-            bar.update(1)
-        bar.close()
+        shown = self.progress if isinstance(self.progress, RunProgress) else RunProgress(enabled=bool(self.progress))
+        self._shown = shown
+        try:
+            while active := [j for j in jobs if not j.done]:
+                rounds += 1
+                self._round(active, usage, rounds)
+        finally:
+            shown.close()
         return rounds
 
     def _advance(self, job: Job, value: Any, first: bool = False) -> None:
@@ -296,14 +298,14 @@ class Scheduler:
             if not batch:
                 break
             requests = [p.request for p in batch]
-            bar = tqdm(total=len(requests), desc=f"round {number}" + (" (retry)" if attempt == 2 else ""),
-                       unit="ask", disable=not self.progress, leave=False)
             store: list[tuple[str, dict[str, Any]]] = []
+            reported: set[int] = set()
 
             def on_result(i: int, result: Result, batch: list[_Pending] = batch,
-                          store: list[tuple[str, dict[str, Any]]] = store, bar: Any = bar,
+                          store: list[tuple[str, dict[str, Any]]] = store, reported: set[int] = reported,
                           final: bool = attempt == 2) -> None:
-                bar.update(1)
+                reported.add(i)
+                self._shown.finished(i)
                 answer = _answer_dict(result)
                 if _storable(answer, final):
                     store.append((batch[i].key, answer))
@@ -311,11 +313,17 @@ class Scheduler:
                     self.cache.put_answers(store)
                     store.clear()
 
+            self._shown.begin(number, [self._planned_work(r) for r in requests], retry=attempt == 2)
             started = time.perf_counter()
-            results = self._generate_split(requests, on_result)
-            seconds = time.perf_counter() - started
+            try:
+                results = self._generate_split(requests, on_result)
+                seconds = time.perf_counter() - started
+                for i, result in enumerate(results):  # an engine that reports nothing per ask: all at its end
+                    if i not in reported:
+                        on_result(i, result)
+            finally:
+                self._shown.end()
             self.cache.put_answers(store)
-            bar.close()
             self._charge(batch, results, seconds, usage, retry=attempt == 2)
             retry = []
             for p, result in zip(batch, results, strict=True):
@@ -326,6 +334,14 @@ class Scheduler:
                     continue
                 answers[p.key] = answer
         return answers
+
+    def _planned_work(self, request: Request) -> int:
+        """An ask's expected cost in tokens: its prompt (counted by the engine, or about four characters
+        a token) plus its answer budget for every row the engine decodes."""
+        count = getattr(self.engine, "count_prompt_tokens", None)
+        prompt = count(request) if callable(count) else sum(len(text) for _, text in request.messages) // 4
+        rows = request.n if request.temperature > 0 else 1
+        return int(prompt) + request.max_tokens * rows
 
     def _retry_budget(self, request: Request, result: Result) -> int:
         """A cut-off answer's second budget: enough for any answer its schema allows, where that fits.

@@ -56,7 +56,9 @@ class JudgeEngine(Protocol):
     ) -> list[Result]:
         """Answer every request; one result per request, in the same order.
 
-        ``on_result(i, result)`` is called as each request's answer is ready (for example after
-        each batch), so the caller can store answers before the whole round is done.
+        ``on_result(i, result)`` is called as each request's answer is ready, so the caller can
+        store answers and show progress before the whole round is done. An engine reports each ask
+        the moment it completes where it can (the transformers engine: when a row's JSON closes),
+        else after each batch; results it never reports are taken as finished when the call returns.
         """
         ...

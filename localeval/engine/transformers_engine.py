@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from localeval.cpu_threads import default_threads
 from localeval.engine.base import Choice, FinishReason, Request, Result
 from localeval.engine.grammar import BatchGrammar, make_backend, schema_text
 from localeval.errors import LocalevalError
@@ -62,7 +63,9 @@ class TransformersEngine:
     together in large batches, long ones in small batches that waste little on padding.
     ``prefix_reuse=False`` prefills every prompt in full (for comparison; same answers).
     ``max_new_tokens`` replaces every request's ``max_tokens`` when set. ``threads`` sets torch's
-    (process-wide) thread count; on a CPU shared with other work, 1 is often the fastest.
+    (process-wide) thread count; unset, torch keeps one per core when OpenMP threads wait passively
+    (localeval sets that on import, before torch loads), else 1: threads that spin for each other
+    on a shared CPU lose badly (``localeval.cpu_threads``, benchmarks/threads.py).
 
     ``profile`` adds up, over the engine's life, the seconds spent in each part of the work (prefill
     of shared prefixes and of each ask's own tokens, decode steps, grammar masking) and the token
@@ -87,6 +90,8 @@ class TransformersEngine:
     ) -> None:
         check_model_folder(Path(model_dir), "judge")  # a clear error before transformers sees the folder
         set_offline()
+        if threads is None and str(device).startswith("cpu"):
+            threads = default_threads()
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer, DynamicCache
         from transformers.cache_utils import DynamicLayer
@@ -153,7 +158,8 @@ class TransformersEngine:
     def generate(self, requests: list[Request], on_result: Callable[[int, Result], None] | None = None) -> list[Result]:
         """Answer every request, in the same order; asks that do not fit the context never run.
 
-        ``on_result(i, result)`` is called as soon as request ``i`` is answered (after its batch).
+        ``on_result(i, result)`` is called as soon as request ``i`` is answered: the moment the last
+        of its rows leaves the decode loop, while the rest of its batch goes on.
         """
         started = time.perf_counter()
         results: list[Result | None] = [None] * len(requests)
@@ -177,14 +183,16 @@ class TransformersEngine:
         for row in rows:
             by_request.setdefault(row.request, []).append(row)
         waiting = Counter(r.request for r in rows)
+
+        def finished(row: _Row) -> None:
+            waiting[row.request] -= 1
+            if waiting[row.request] == 0:
+                done(row.request, self._result(requests[row.request], by_request[row.request]))
+
         for batch, shared in self._batches(rows):
-            self._decode(batch, shared)
+            self._decode(batch, shared, finished)
             if self.record:
                 self.batches.append([(tuple(r.ids), tuple(r.tokens)) for r in batch])
-            for row in batch:
-                waiting[row.request] -= 1
-                if waiting[row.request] == 0:
-                    done(row.request, self._result(requests[row.request], by_request[row.request]))
         self.profile["generate_seconds"] += time.perf_counter() - started
         return [r for r in results if r is not None]
 
@@ -270,8 +278,12 @@ class TransformersEngine:
         )
         return out.logits[:, -1, :].float()
 
-    def _decode(self, rows: list[_Row], shared: int = 0) -> None:
-        """Decode one batch in place (each row's tokens and finish reason); ``shared``: prefix length."""
+    def _decode(self, rows: list[_Row], shared: int = 0, finished: Callable[[_Row], None] | None = None) -> None:
+        """Decode one batch in place (each row's tokens and finish reason); ``shared``: prefix length.
+
+        ``finished(row)`` is called for each row as it completes (its JSON closed or its budget spent).
+        """
+        report = finished or (lambda row: None)
         import torch
         from transformers import DynamicCache
 
@@ -281,6 +293,9 @@ class TransformersEngine:
         ready = grammar.fill(range(len(rows)))  # True: the grammar allows nothing but the end
         active = [b for b in range(len(rows)) if not ready[b]]
         profile["grammar_seconds"] += time.perf_counter() - clock
+        for b in range(len(rows)):
+            if ready[b]:
+                report(rows[b])
         if not active:
             return
         width = max(len(rows[b].ids) - shared for b in active)
@@ -318,6 +333,7 @@ class TransformersEngine:
                 for b, token in zip(active, tokens, strict=True):
                     if grammar.is_stop(token):
                         rows[b].finish = "stop"
+                        report(rows[b])
                         continue
                     grammar.accept(b, token)
                     rows[b].tokens.append(token)
@@ -332,6 +348,8 @@ class TransformersEngine:
                         rows[b].finish = "length"
                     else:
                         still.append(b)
+                        continue
+                    report(rows[b])
                 if not still:
                     return
                 if len(still) < len(active):

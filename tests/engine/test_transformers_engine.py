@@ -215,3 +215,21 @@ def test_token_budget_splits_batches_by_rows_times_longest_row(judge_engine, mon
     assert [[r.request for r in b] for b in judge_engine._split(rows, 0)] == [[0, 1], [2, 3, 4], [5]]
     monkeypatch.setattr(judge_engine, "batch_tokens", None)
     assert [len(b) for b in judge_engine._split(rows, 0)] == [3, 3]
+
+
+def test_each_ask_is_reported_the_moment_its_row_finishes(judge_engine, monkeypatch):
+    monkeypatch.setattr(judge_engine, "batch_size", len(REQUESTS))
+    monkeypatch.setattr(judge_engine, "batch_tokens", None)
+    start = judge_engine.profile["decode_steps"]
+    steps: dict[int, float] = {}
+
+    def report(i: int, result) -> None:
+        steps.setdefault(i, judge_engine.profile["decode_steps"] - start)
+
+    results = judge_engine.generate(REQUESTS, on_result=report)
+    last = judge_engine.profile["decode_steps"] - start
+    assert sorted(steps) == list(range(len(REQUESTS)))
+    assert min(steps.values()) < last  # a short answer was reported while longer rows still decoded
+    lengths = [r.choices[0].completion_tokens for r in results]
+    shortest, longest = lengths.index(min(lengths)), lengths.index(max(lengths))
+    assert steps[shortest] < steps[longest]

@@ -1,0 +1,29 @@
+"""How many CPU threads torch gets, and how its OpenMP threads wait (see README, "Speed knobs").
+
+OpenMP's default lets an idle thread spin for a while before it sleeps. On a CPU that other work
+shares, two threads that spin for each other ran ten times slower than one (benchmarks/threads.py);
+with ``OMP_WAIT_POLICY=PASSIVE`` a waiting thread sleeps, and two threads were never slower than one.
+OpenMP reads the policy once, when torch loads, so it is set when localeval is imported, if torch
+is not loaded yet and the user has not chosen a policy.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+
+def prefer_passive_wait() -> bool:
+    """Set ``OMP_WAIT_POLICY=PASSIVE`` unless torch is already loaded or a policy is set; True if set now."""
+    if "torch" in sys.modules or "OMP_WAIT_POLICY" in os.environ:
+        return False
+    os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
+    return True
+
+
+def default_threads() -> int | None:
+    """None (torch's own default: one thread per core) when waiting threads sleep, else 1."""
+    return None if os.environ.get("OMP_WAIT_POLICY", "").strip().upper() == "PASSIVE" else 1
+
+
+__all__ = ["default_threads", "prefer_passive_wait"]
