@@ -37,7 +37,7 @@ from localeval.metrics.faithfulness import supported_ratio
 from localeval.metrics.registry import MetricDef, MetricSpec, parse_metric
 from localeval.nan import Nan
 from localeval.prompts import NLI, STATEMENTS, NLIInput, StatementsInput
-from localeval.prompts.base import DEFAULT_SETTINGS, Prompt, Settings, binary, vote_field, with_reason
+from localeval.prompts.base import DEFAULT_SETTINGS, Prompt, Settings, Verdict, verdict_schema, vote_field
 from localeval.report.aggregate import bootstrap_mean_ci
 from localeval.scheduler import Scheduler, group_by_metric
 from localeval.steps import Ask, Steps
@@ -220,14 +220,9 @@ class RelevanceInput(BaseModel):
     excerpt: str  # last: the asks of one context differ only here
 
 
-class RelevanceOutput(BaseModel):
-    reason: str = ""
-    verdict: int
-
-
 REASON_CHARS = 160
 
-CONTEXT_RELEVANCE: Prompt[RelevanceInput, RelevanceOutput] = Prompt(
+CONTEXT_RELEVANCE: Prompt[RelevanceInput, Verdict] = Prompt(
     name="context_relevance",
     instruction=(
         "You judge one excerpt of a retrieved context. Given a question and the excerpt, decide whether "
@@ -235,24 +230,24 @@ CONTEXT_RELEVANCE: Prompt[RelevanceInput, RelevanceOutput] = Prompt(
         "verdict 0 if it is off-topic or about the same subject but not about what is asked."
     ),
     input_model=RelevanceInput,
-    output_model=RelevanceOutput,
+    output_model=Verdict,
     examples=(
         (
             RelevanceInput(
                 question="When was the Eiffel Tower built, and why?",
                 excerpt="It was built from 1887 to 1889 as the entrance arch of the 1889 World's Fair.",
             ),
-            RelevanceOutput(reason="It gives both the years of construction and the purpose.", verdict=1),
+            Verdict(reason="It gives both the years of construction and the purpose.", verdict=1),
         ),
         (
             RelevanceInput(
                 question="When was the Eiffel Tower built, and why?",
                 excerpt="The tower is repainted every seven years with about 60 tonnes of paint.",
             ),
-            RelevanceOutput(reason="About the tower, but not about when or why it was built.", verdict=0),
+            Verdict(reason="About the tower, but not about when or why it was built.", verdict=0),
         ),
     ),
-    schema=lambda inp, settings: with_reason({"verdict": binary()}, settings, REASON_CHARS),
+    schema=lambda inp, settings: verdict_schema(settings, REASON_CHARS),
     max_tokens=lambda inp, settings: (REASON_CHARS // 3 + 24) if settings.reasons else 12,
     vote=vote_field(),
 )

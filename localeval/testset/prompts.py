@@ -11,7 +11,17 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from localeval.prompts.base import Prompt, Schema, Settings, array, binary, obj, text, tokens_for_chars, with_reason
+from localeval.prompts.base import (
+    Prompt,
+    Schema,
+    Settings,
+    Verdict,
+    array,
+    obj,
+    text,
+    tokens_for_chars,
+    verdict_schema,
+)
 
 SENTENCE_CHARS = 200
 SUMMARY_SENTENCES = 2
@@ -295,13 +305,8 @@ class AnsweredInput(BaseModel):
     question: str
 
 
-class AnsweredOutput(BaseModel):
-    reason: str = ""
-    verdict: int  # 1: the passage answers the question
-
-
 def _answered_schema(inp: AnsweredInput, settings: Settings) -> dict:
-    return with_reason({"verdict": binary()}, settings, REASON_CHARS)
+    return verdict_schema(settings, REASON_CHARS)
 
 
 def _answered_tokens(inp: AnsweredInput, settings: Settings) -> int:
@@ -316,12 +321,12 @@ ANSWERED = Prompt(
         "asked detail out does not answer it. Use only the passage."
     ),
     input_model=AnsweredInput,
-    output_model=AnsweredOutput,
+    output_model=Verdict,
     examples=(
         (AnsweredInput(context=_LIBRARY, question="How long is a loan at the Elmbrook Library?"),
-         AnsweredOutput(reason="The passage says loans last three weeks.", verdict=1)),
+         Verdict(reason="The passage says loans last three weeks.", verdict=1)),
         (AnsweredInput(context=_LIBRARY, question="Can I borrow e-books from the Elmbrook Library?"),
-         AnsweredOutput(reason="The passage is about book loans but says nothing about e-books.", verdict=0)),
+         Verdict(reason="The passage is about book loans but says nothing about e-books.", verdict=0)),
     ),
     schema=_answered_schema,
     max_tokens=_answered_tokens,
