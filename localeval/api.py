@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from localeval.data import Sample, load_samples, samples_from_records, validate
+from localeval.data.validate import lacking_fields
 from localeval.engine.base import JudgeEngine
 from localeval.metrics.registry import MetricSpec, parse_metrics
 from localeval.nan import Nan
@@ -94,10 +95,15 @@ def check_samples(samples: Sequence[Sample], specs: Sequence[MetricSpec]) -> Non
     )
 
 
-def missing_fields(sample: Sample, spec: MetricSpec) -> list[str]:
-    """The fields ``spec`` needs that ``sample`` lacks (None, or an empty list where one is needed)."""
-    d = spec.definition
-    return [f for f in d.required if sample.get(f) is None or (f in d.nonempty and not sample.get(f))]
+def missing_field_skips(samples: Sequence[Sample], specs: Sequence[MetricSpec]) -> set[tuple[str, int]]:
+    """(metric, row index) of each sample that lacks a field the metric needs (None, or an empty list)."""
+    skips: set[tuple[str, int]] = set()
+    for spec in specs:
+        for i, sample in enumerate(samples):
+            missing, empty = lacking_fields(sample, spec.definition.required, spec.definition.nonempty)
+            if missing or empty:
+                skips.add((spec.name, i))
+    return skips
 
 
 @dataclass
@@ -257,7 +263,7 @@ def _evaluate_locked(
 ) -> EvaluationResult:
     store = _open_cache(cache, out)
     try:
-        skip = {(spec.name, i) for spec in specs for i, row in enumerate(rows) if missing_fields(row, spec)}
+        skip = missing_field_skips(rows, specs)
         scheduler = Scheduler(engine, emb, store, settings, seed=seed, progress=progress, long_context=long_context)
         output = scheduler.run(rows, specs, skip=skip)
     finally:

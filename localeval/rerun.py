@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from localeval.api import EvaluationResult, JudgeOptions, as_samples, check_samples, evaluate, missing_fields
+from localeval.api import EvaluationResult, JudgeOptions, as_samples, check_samples, evaluate, missing_field_skips
 from localeval.data import load_samples
 from localeval.data.sample import Sample
 from localeval.engine.base import Request, Result
@@ -71,7 +71,7 @@ def rescore(run: str | Path, progress: bool = False) -> EvaluationResult:
     settings = Settings(reasons=info["settings"]["reasons"], max_examples=info["settings"]["max_examples"])
     engine = CacheOnlyEngine(info["judge"]) if info.get("judge") else None
     embedder = CacheOnlyEmbedder(info["embedder"]) if info.get("embedder") else None
-    skip = {(s.name, i) for s in specs for i, row in enumerate(samples) if missing_fields(row, s)}
+    skip = missing_field_skips(samples, specs)
     with RunLock(folder):
         return _rescore_locked(folder, info, samples, specs, settings, engine, embedder, skip, cache_path, progress)
 
