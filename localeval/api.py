@@ -18,7 +18,7 @@ from localeval.nan import Nan
 from localeval.prompts.base import Settings
 from localeval.report.aggregate import MetricSummary, format_table, summarize
 from localeval.report.strata import stratified_summary
-from localeval.scheduler import RunOutput, Scheduler, Usage, group_by_metric
+from localeval.scheduler import RunOutput, Scheduler, Usage, total_usage
 from localeval.steps import Outcome
 from localeval.store.cache import JudgeCache
 from localeval.store.run_folder import CACHE, RunLock, write_samples, write_scores, write_summary
@@ -166,7 +166,7 @@ class EvaluationResult:
 
     def summary_dict(self) -> dict[str, Any]:
         """Everything summary.json holds."""
-        total = group_by_metric(self.output.usage)
+        total = total_usage(self.output.usage)
         wall = self.output.wall_seconds
         return {
             "metrics": {name: s.to_dict() for name, s in self.summary().items()},
@@ -199,7 +199,7 @@ class EvaluationResult:
 def _usage_table(result: EvaluationResult) -> str:
     head = f"{'metric':<34} {'asks':>6} {'calls':>6} {'cached':>6} {'prompt tok':>10} {'compl tok':>9} {'engine s':>9}"
     lines = [head, "-" * len(head)]
-    for name, u in [*result.output.usage.items(), ("total", group_by_metric(result.output.usage))]:
+    for name, u in [*result.output.usage.items(), ("total", total_usage(result.output.usage))]:
         lines.append(f"{name[:34]:<34} {u.asks:>6} {u.judge_calls:>6} {u.cache_hits:>6} "
                      f"{u.prompt_tokens:>10} {u.completion_tokens:>9} {u.engine_seconds:>9.1f}")
     wall = result.output.wall_seconds

@@ -39,7 +39,7 @@ from localeval.nan import Nan
 from localeval.prompts import NLI, STATEMENTS, NLIInput, StatementsInput
 from localeval.prompts.base import DEFAULT_SETTINGS, Prompt, Settings, Verdict, verdict_schema, vote_field
 from localeval.report.aggregate import bootstrap_mean_ci
-from localeval.scheduler import Scheduler, group_by_metric
+from localeval.scheduler import Scheduler, total_usage
 from localeval.steps import Ask, Steps
 from localeval.store.cache import JudgeCache
 
@@ -432,12 +432,12 @@ def run_pairs(
                 pairs_out = [b if isinstance(b, tuple) else (b, b) for b in both]  # a failed ask: NaN on both
                 good, bad = [g for g, _ in pairs_out], [b for _, b in pairs_out]
                 outcomes = [*good, *bad]
-                usage, wall = group_by_metric(usages), time.perf_counter() - file_started
+                usage, wall = total_usage(usages), time.perf_counter() - file_started
             else:
                 output = scheduler.run(pair_samples(kind, pairs, chunk_sentences), [spec])
                 outcomes = output.outcomes[spec.name]
                 good, bad = outcomes[0::2], outcomes[1::2]
-                usage, wall = group_by_metric(output.usage), output.wall_seconds
+                usage, wall = total_usage(output.usage), output.wall_seconds
             results.append(FileAgreement(
                 file=f"{kind}.csv", metric=metric, count=count_pairs(good, bad), paper=PAPER.get(metric),
                 nan_reasons=dict(Counter(v.reason for v in outcomes if isinstance(v, Nan))),

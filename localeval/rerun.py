@@ -16,7 +16,7 @@ from localeval.engine.base import Request, Result
 from localeval.errors import LocalevalError
 from localeval.metrics.registry import parse_metrics
 from localeval.prompts.base import Settings
-from localeval.scheduler import Scheduler, group_by_metric
+from localeval.scheduler import Scheduler, total_usage
 from localeval.store.cache import JudgeCache
 from localeval.store.run_folder import CACHE, SAMPLES, RunLock, read_summary
 
@@ -96,8 +96,8 @@ def _rescore_locked(
 
 
 @dataclass
-class Estimate:
-    """Measured on a few samples, projected to the whole data set."""
+class CostEstimate:
+    """What a run costs (judge calls, tokens, seconds): measured on a few samples, projected to all."""
 
     measured_samples: int
     total_samples: int
@@ -128,7 +128,7 @@ def estimate(
     judge_options: JudgeOptions | None = None,
     settings: Settings | None = None,
     progress: bool = True,
-) -> Estimate:
+) -> CostEstimate:
     """Run the metrics on ``sample`` random samples (no cache) and scale calls, tokens and time."""
     rows = as_samples(data)
     specs = parse_metrics(metrics)
@@ -140,8 +140,8 @@ def estimate(
     factor = len(rows) / k
     keys = ("judge_calls", "prompt_tokens", "completion_tokens", "engine_seconds", "embed_texts")
     projected = {name: {key: getattr(u, key) * factor for key in keys} for name, u in small.usage().items()}
-    total = group_by_metric(small.usage())
+    total = total_usage(small.usage())
     projected["total"] = {key: getattr(total, key) * factor for key in keys}
     projected["total"]["wall_seconds"] = small.output.wall_seconds * factor
     summary = small.summary_dict()
-    return Estimate(k, len(rows), {"usage": summary["usage"], "total": summary["total"]}, projected)
+    return CostEstimate(k, len(rows), {"usage": summary["usage"], "total": summary["total"]}, projected)
