@@ -143,6 +143,16 @@ def with_reason(properties: dict[str, Schema], settings: Settings, reason_len: i
     return obj(props)
 
 
+def text_list(name: str, item_chars: int, most: int) -> Schema:
+    """An object holding one list, ``name``, of up to ``most`` non-empty strings of ``item_chars`` at most."""
+    return obj({name: array(text(item_chars, 1), 0, most)})
+
+
+def text_list_tokens(source: str, item_chars: int, most: int) -> int:
+    """A budget for a list that restates ``source``: twice its tokens plus slack, within the list's own bound."""
+    return min(len(source) // 2 + 96, most * (item_chars // 3 + 6) + 16)
+
+
 class Verdict(BaseModel):
     """A 0/1 verdict, after the short reason that led to it (empty when reasons are off)."""
 
