@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
+
+from localeval.errors import LocalevalError
 
 FinishReason = Literal["stop", "length", "error", "context_too_long"]
 
@@ -60,3 +63,11 @@ class JudgeEngine(Protocol):
         each batch), so the caller can store answers before the whole round is done.
         """
         ...
+
+
+def import_optional(module: str, missing: str) -> Any:
+    """The optional module ``module``, or a LocalevalError saying ``missing`` (what to install, where)."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as error:
+        raise LocalevalError(missing) from error
