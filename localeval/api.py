@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from localeval.data import Sample, load_samples, samples_from_records, validate
-from localeval.data.validate import lacking_fields
 from localeval.engine.base import JudgeEngine
 from localeval.metrics.registry import MetricSpec, parse_metrics
 from localeval.nan import Nan
@@ -97,13 +96,13 @@ def check_samples(samples: Sequence[Sample], specs: Sequence[MetricSpec]) -> Non
 
 def missing_field_skips(samples: Sequence[Sample], specs: Sequence[MetricSpec]) -> set[tuple[str, int]]:
     """(metric, row index) of each sample that lacks a field the metric needs (None, or an empty list)."""
-    skips: set[tuple[str, int]] = set()
-    for spec in specs:
-        for i, sample in enumerate(samples):
-            missing, empty = lacking_fields(sample, spec.definition.required, spec.definition.nonempty)
-            if missing or empty:
-                skips.add((spec.name, i))
-    return skips
+    return {
+        (spec.name, i)
+        for spec in specs
+        for i, sample in enumerate(samples)
+        if any(sample.get(f) is None or (f in spec.definition.nonempty and not sample.get(f))
+               for f in spec.definition.required)
+    }
 
 
 @dataclass

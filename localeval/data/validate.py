@@ -11,15 +11,6 @@ from localeval.data.sample import Sample
 _CHECKABLE = tuple(f.name for f in fields(Sample) if f.name != "extra")
 
 
-def lacking_fields(
-    sample: Sample, required: Sequence[str], nonempty: Sequence[str] = ()
-) -> tuple[list[str], list[str]]:
-    """Fields of ``required`` or ``nonempty`` that ``sample`` lacks (None), and ``nonempty`` lists it holds empty."""
-    missing = [name for name in dict.fromkeys([*required, *nonempty]) if sample.get(name) is None]
-    empty = [name for name in nonempty if sample.get(name) is not None and len(sample.get(name)) == 0]
-    return missing, empty
-
-
 def validate(
     samples: Sequence[Sample],
     required: Mapping[str, tuple[str, ...]],
@@ -41,16 +32,15 @@ def validate(
     for row, sample in enumerate(samples, 1):
         missing: dict[str, list[str]] = {}  # field -> metrics that need it, in the order given
         empty: dict[str, list[str]] = {}
-        for metric, names in required.items():
-            for name in lacking_fields(sample, names)[0]:
-                missing.setdefault(name, []).append(metric)
-        for metric, names in nonempty.items():
-            gone, hollow = lacking_fields(sample, (), names)
-            for name in gone:
-                if metric not in missing.setdefault(name, []):
+        for metric, names in [*required.items(), *nonempty.items()]:
+            for name in names:
+                if sample.get(name) is None and metric not in missing.setdefault(name, []):
                     missing[name].append(metric)
-            for name in hollow:
-                empty.setdefault(name, []).append(metric)
+        for metric, names in nonempty.items():
+            for name in names:
+                value = sample.get(name)
+                if value is not None and len(value) == 0:
+                    empty.setdefault(name, []).append(metric)
         for name in _CHECKABLE:  # one problem per field, in the sample's field order
             if missing.get(name):
                 problems.append(Problem(row, name, f"missing, needed by {', '.join(missing[name])}"))
