@@ -19,7 +19,7 @@ from localeval.progress import quiet, stderr_is_terminal
 from localeval.prompts.base import Settings
 from localeval.report.aggregate import MetricSummary, format_table, summarize
 from localeval.report.strata import stratified_summary
-from localeval.scheduler import RunOutput, Scheduler, Usage, group_by_metric
+from localeval.scheduler import RunOutput, Scheduler, Usage, total_usage
 from localeval.steps import Outcome
 from localeval.store.cache import JudgeCache
 from localeval.store.run_folder import CACHE, RunLock, write_samples, write_scores, write_summary
@@ -104,10 +104,15 @@ def check_samples(samples: Sequence[Sample], specs: Sequence[MetricSpec]) -> Non
     )
 
 
-def missing_fields(sample: Sample, spec: MetricSpec) -> list[str]:
-    """The fields ``spec`` needs that ``sample`` lacks (None, or an empty list where one is needed)."""
-    d = spec.definition
-    return [f for f in d.required if sample.get(f) is None or (f in d.nonempty and not sample.get(f))]
+def missing_field_skips(samples: Sequence[Sample], specs: Sequence[MetricSpec]) -> set[tuple[str, int]]:
+    """(metric, row index) of each sample that lacks a field the metric needs (None, or an empty list)."""
+    return {
+        (spec.name, i)
+        for spec in specs
+        for i, sample in enumerate(samples)
+        if any(sample.get(f) is None or (f in spec.definition.nonempty and not sample.get(f))
+               for f in spec.definition.required)
+    }
 
 
 @dataclass
@@ -170,7 +175,7 @@ class EvaluationResult:
 
     def summary_dict(self) -> dict[str, Any]:
         """Everything summary.json holds."""
-        total = group_by_metric(self.output.usage)
+        total = total_usage(self.output.usage)
         wall = self.output.wall_seconds
         return {
             "metrics": {name: s.to_dict() for name, s in self.summary().items()},
@@ -203,7 +208,7 @@ class EvaluationResult:
 def _usage_table(result: EvaluationResult) -> str:
     head = f"{'metric':<34} {'asks':>6} {'calls':>6} {'cached':>6} {'prompt tok':>10} {'compl tok':>9} {'engine s':>9}"
     lines = [head, "-" * len(head)]
-    for name, u in [*result.output.usage.items(), ("total", group_by_metric(result.output.usage))]:
+    for name, u in [*result.output.usage.items(), ("total", total_usage(result.output.usage))]:
         lines.append(f"{name[:34]:<34} {u.asks:>6} {u.judge_calls:>6} {u.cache_hits:>6} "
                      f"{u.prompt_tokens:>10} {u.completion_tokens:>9} {u.engine_seconds:>9.1f}")
     wall = result.output.wall_seconds
@@ -270,7 +275,7 @@ def _evaluate_locked(
 ) -> EvaluationResult:
     store = _open_cache(cache, out)
     try:
-        skip = {(spec.name, i) for spec in specs for i, row in enumerate(rows) if missing_fields(row, spec)}
+        skip = missing_field_skips(rows, specs)
         scheduler = Scheduler(engine, emb, store, settings, seed=seed, progress=progress, long_context=long_context)
         output = scheduler.run(rows, specs, skip=skip)
     finally:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
@@ -55,26 +56,44 @@ class SentenceTransformerEmbedder:
 
 
 class HashEmbedder:
-    """A deterministic fake for tests: a normalised bag of hashed lower-case words.
+    """A deterministic fake for tests: a normalised bag of hashed lower-case words, or fixed vectors.
 
-    The same text gives the same vector, and texts that share a word have a positive cosine (all
-    entries are non-negative); a text without words embeds to zeros.
+    The same text gives the same vector in every process, and texts that share a word have a positive
+    cosine (all entries are non-negative); a text without words embeds to zeros. ``fixed`` maps texts to
+    exact vectors of length ``dim`` (then rows are float64, so the fixed values stay exact). ``calls``
+    holds the texts of each call, in order.
     """
 
-    def __init__(self, dim: int = 64) -> None:
+    def __init__(self, dim: int = 64, fixed: Mapping[str, Sequence[float]] | None = None) -> None:
         self.dim = dim
+        self.fixed = {text: np.asarray(vector, dtype=np.float64) for text, vector in (fixed or {}).items()}
+        wrong = sorted(text for text, vector in self.fixed.items() if vector.shape != (dim,))
+        if wrong:
+            raise ValueError(f"fixed vectors must have {dim} values; these do not: {wrong}")
+        self.calls: list[list[str]] = []
 
     @property
     def fingerprint(self) -> str:
-        return f"hash:{self.dim}"
+        if not self.fixed:
+            return f"hash:{self.dim}"
+        table = hashlib.blake2b(digest_size=8)
+        for text in sorted(self.fixed):
+            table.update(text.encode() + b"\0" + self.fixed[text].tobytes())
+        return f"hash:{self.dim}:fixed:{table.hexdigest()}"
 
     def _bucket(self, word: str) -> int:
         return int.from_bytes(hashlib.blake2b(word.encode(), digest_size=8).digest(), "little") % self.dim
 
     def embed(self, texts: list[str]) -> np.ndarray:
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        self.calls.append(list(texts))
+        out = np.zeros((len(texts), self.dim), dtype=np.float64 if self.fixed else np.float32)
         for row, text in enumerate(texts):
+            if text in self.fixed:
+                out[row] = self.fixed[text]
+                continue
             for word in _WORD.findall(text.lower()):
                 out[row, self._bucket(word)] += 1.0
-        norms = np.linalg.norm(out, axis=1, keepdims=True)
-        return np.divide(out, norms, out=out, where=norms > 0)
+            norm = np.linalg.norm(out[row])
+            if norm > 0:
+                out[row] /= norm
+        return out

@@ -8,12 +8,11 @@ context) until the ask fits, and record the cut in the sample's trace. Never a s
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any
 
 from localeval.engine.base import Request
 from localeval.steps import Ask
 
-LongContextPolicy = Literal["skip", "error", "truncate"]
 POLICIES: tuple[str, ...] = ("skip", "error", "truncate")
 MAX_CUTS = 6
 

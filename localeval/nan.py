@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Literal, get_args
 
@@ -30,8 +29,3 @@ class Nan:
     def __post_init__(self) -> None:
         if self.reason not in NAN_REASONS:
             raise ValueError(f"unknown NaN reason {self.reason!r}; known: {', '.join(NAN_REASONS)}")
-
-
-def is_nan(value: float | None) -> bool:
-    """True for None and float NaN."""
-    return value is None or (isinstance(value, float) and math.isnan(value))

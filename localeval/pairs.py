@@ -38,9 +38,9 @@ from localeval.metrics.faithfulness import supported_ratio
 from localeval.metrics.registry import MetricDef, MetricSpec, parse_metric
 from localeval.nan import Nan
 from localeval.prompts import NLI, STATEMENTS, NLIInput, StatementsInput
-from localeval.prompts.base import DEFAULT_SETTINGS, Prompt, Settings, binary, vote_field, with_reason
+from localeval.prompts.base import DEFAULT_SETTINGS, Prompt, Settings, Verdict, verdict_schema, vote_field
 from localeval.report.aggregate import bootstrap_mean_ci
-from localeval.scheduler import Scheduler, group_by_metric
+from localeval.scheduler import Scheduler, total_usage
 from localeval.steps import Ask, Steps
 from localeval.store.cache import JudgeCache
 
@@ -217,14 +217,9 @@ class RelevanceInput(BaseModel):
     excerpt: str  # last: the asks of one context differ only here
 
 
-class RelevanceOutput(BaseModel):
-    reason: str = ""
-    verdict: int
-
-
 REASON_CHARS = 160
 
-CONTEXT_RELEVANCE: Prompt[RelevanceInput, RelevanceOutput] = Prompt(
+CONTEXT_RELEVANCE: Prompt[RelevanceInput, Verdict] = Prompt(
     name="context_relevance",
     instruction=(
         "You judge one excerpt of a retrieved context. Given a question and the excerpt, decide whether "
@@ -232,24 +227,24 @@ CONTEXT_RELEVANCE: Prompt[RelevanceInput, RelevanceOutput] = Prompt(
         "verdict 0 if it is off-topic or about the same subject but not about what is asked."
     ),
     input_model=RelevanceInput,
-    output_model=RelevanceOutput,
+    output_model=Verdict,
     examples=(
         (
             RelevanceInput(
                 question="When was the Eiffel Tower built, and why?",
                 excerpt="It was built from 1887 to 1889 as the entrance arch of the 1889 World's Fair.",
             ),
-            RelevanceOutput(reason="It gives both the years of construction and the purpose.", verdict=1),
+            Verdict(reason="It gives both the years of construction and the purpose.", verdict=1),
         ),
         (
             RelevanceInput(
                 question="When was the Eiffel Tower built, and why?",
                 excerpt="The tower is repainted every seven years with about 60 tonnes of paint.",
             ),
-            RelevanceOutput(reason="About the tower, but not about when or why it was built.", verdict=0),
+            Verdict(reason="About the tower, but not about when or why it was built.", verdict=0),
         ),
     ),
-    schema=lambda inp, settings: with_reason({"verdict": binary()}, settings, REASON_CHARS),
+    schema=lambda inp, settings: verdict_schema(settings, REASON_CHARS),
     max_tokens=lambda inp, settings: (REASON_CHARS // 3 + 24) if settings.reasons else 12,
     vote=vote_field(),
 )
@@ -433,12 +428,12 @@ def run_pairs(
                 pairs_out = [b if isinstance(b, tuple) else (b, b) for b in both]  # a failed ask: NaN on both
                 good, bad = [g for g, _ in pairs_out], [b for _, b in pairs_out]
                 outcomes = [*good, *bad]
-                usage, wall = group_by_metric(usages), time.perf_counter() - file_started
+                usage, wall = total_usage(usages), time.perf_counter() - file_started
             else:
                 output = scheduler.run(pair_samples(kind, pairs, chunk_sentences), [spec])
                 outcomes = output.outcomes[spec.name]
                 good, bad = outcomes[0::2], outcomes[1::2]
-                usage, wall = group_by_metric(output.usage), output.wall_seconds
+                usage, wall = total_usage(output.usage), output.wall_seconds
             results.append(FileAgreement(
                 file=f"{kind}.csv", metric=metric, count=count_pairs(good, bad), paper=PAPER.get(metric),
                 nan_reasons=dict(Counter(v.reason for v in outcomes if isinstance(v, Nan))),

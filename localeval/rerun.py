@@ -9,14 +9,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from localeval.api import EvaluationResult, JudgeOptions, as_samples, evaluate, missing_fields
+from localeval.api import EvaluationResult, JudgeOptions, as_samples, evaluate, missing_field_skips
 from localeval.data import load_samples
 from localeval.data.sample import Sample
 from localeval.engine.base import Request, Result
 from localeval.errors import LocalevalError
 from localeval.metrics.registry import parse_metrics
 from localeval.prompts.base import Settings
-from localeval.scheduler import Scheduler, group_by_metric
+from localeval.scheduler import Scheduler, total_usage
 from localeval.store.cache import JudgeCache
 from localeval.store.run_folder import CACHE, SAMPLES, RunLock, read_summary
 
@@ -71,7 +71,7 @@ def rescore(run: str | Path, progress: bool = False) -> EvaluationResult:
     settings = Settings(reasons=info["settings"]["reasons"], max_examples=info["settings"]["max_examples"])
     engine = CacheOnlyEngine(info["judge"]) if info.get("judge") else None
     embedder = CacheOnlyEmbedder(info["embedder"]) if info.get("embedder") else None
-    skip = {(s.name, i) for s in specs for i, row in enumerate(samples) if missing_fields(row, s)}
+    skip = missing_field_skips(samples, specs)
     with RunLock(folder):
         return _rescore_locked(folder, info, samples, specs, settings, engine, embedder, skip, cache_path, progress)
 
@@ -96,8 +96,8 @@ def _rescore_locked(
 
 
 @dataclass
-class Estimate:
-    """Measured on a few samples, projected to the whole data set."""
+class CostEstimate:
+    """What a run costs (judge calls, tokens, seconds): measured on a few samples, projected to all."""
 
     measured_samples: int
     total_samples: int
@@ -128,7 +128,7 @@ def estimate(
     judge_options: JudgeOptions | None = None,
     settings: Settings | None = None,
     progress: bool = True,
-) -> Estimate:
+) -> CostEstimate:
     """Run the metrics on ``sample`` random samples (no cache) and scale calls, tokens and time."""
     specs = parse_metrics(metrics)
     rows = as_samples(data, specs)
@@ -139,8 +139,8 @@ def estimate(
     factor = len(rows) / k
     keys = ("judge_calls", "prompt_tokens", "completion_tokens", "engine_seconds", "embed_texts")
     projected = {name: {key: getattr(u, key) * factor for key in keys} for name, u in small.usage().items()}
-    total = group_by_metric(small.usage())
+    total = total_usage(small.usage())
     projected["total"] = {key: getattr(total, key) * factor for key in keys}
     projected["total"]["wall_seconds"] = small.output.wall_seconds * factor
     summary = small.summary_dict()
-    return Estimate(k, len(rows), {"usage": summary["usage"], "total": summary["total"]}, projected)
+    return CostEstimate(k, len(rows), {"usage": summary["usage"], "total": summary["total"]}, projected)

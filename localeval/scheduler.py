@@ -467,7 +467,7 @@ def _as_outcome(value: Any) -> Outcome:
     return Nan("undefined") if math.isnan(value) else value
 
 
-def group_by_metric(usages: dict[str, Usage]) -> Usage:
+def total_usage(usages: dict[str, Usage]) -> Usage:
     """The total of several metrics' usage."""
     total = Usage()
     for u in usages.values():
@@ -475,4 +475,4 @@ def group_by_metric(usages: dict[str, Usage]) -> Usage:
     return total
 
 
-__all__ = ["AskFailed", "Job", "RunOutput", "Scheduler", "Usage", "group_by_metric"]
+__all__ = ["AskFailed", "Job", "RunOutput", "Scheduler", "Usage", "total_usage"]

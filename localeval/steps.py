@@ -9,7 +9,7 @@ one row per text), and finally returns a float or a :class:`~localeval.nan.Nan`.
 from __future__ import annotations
 
 from collections.abc import Generator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from localeval.nan import Nan
@@ -39,13 +39,3 @@ class Embed:
 Yielded = Ask | list[Ask] | Embed
 Outcome = float | Nan
 Steps = Generator[Yielded, Any, Outcome]
-
-
-@dataclass
-class Trace:
-    """What a metric records about how it reached its score (statements, verdicts, reasons)."""
-
-    entries: dict[str, Any] = field(default_factory=dict)
-
-    def __setitem__(self, key: str, value: Any) -> None:
-        self.entries[key] = value

@@ -18,15 +18,16 @@ def models_folder() -> Path:
 
 @pytest.fixture(scope="session")
 def small_judge(models_folder: Path):
-    """The bundled SmolLM2 judge, loaded once. One thread: on a busy CPU two threads spin for each other."""
+    """The bundled SmolLM2 judge, loaded once per session; batches of 4, one thread (two spin on a busy CPU)."""
     from localeval.engine.transformers_engine import TransformersEngine
     from localeval.models import DEFAULT_JUDGE
 
-    return TransformersEngine(models_folder / DEFAULT_JUDGE, batch_size=8, threads=1)
+    return TransformersEngine(models_folder / DEFAULT_JUDGE, batch_size=4, threads=1)
 
 
 @pytest.fixture(scope="session")
 def small_embedder(models_folder: Path):
+    """The bundled MiniLM embedder, loaded once per session."""
     from localeval.embed import SentenceTransformerEmbedder
     from localeval.models import DEFAULT_EMBEDDER
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 import math
 
-import numpy as np
 import pytest
 
 import localeval
 from localeval import api
 from localeval.data import DataError
+from localeval.embed import HashEmbedder
 from localeval.engine.scripted import ScriptedEngine, rule_script
 
 ROWS = [
@@ -29,17 +29,6 @@ ROWS = [
         "ground_truth": "Bananas are yellow when ripe.",
     },
 ]
-
-
-class HashEmbedder:
-    fingerprint = "hash-test"
-
-    def embed(self, texts: list[str]) -> np.ndarray:
-        out = np.zeros((len(texts), 16))
-        for i, t in enumerate(texts):
-            for w in t.lower().split():
-                out[i, hash(w) % 16] += 1.0
-        return out + 0.01
 
 
 def test_evaluate_writes_a_run_folder(tmp_path) -> None:

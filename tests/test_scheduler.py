@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 
-import numpy as np
 import pytest
 
 from localeval.data.sample import Sample
+from localeval.embed import HashEmbedder
 from localeval.engine.base import Choice
 from localeval.engine.scripted import ScriptedEngine, rule_script
 from localeval.metrics import parse_metrics
@@ -15,17 +15,6 @@ from localeval.nan import Nan
 from localeval.prompts.base import answer_token_bound
 from localeval.prompts.nli import REASON_CHARS as NLI_REASON_CHARS
 from localeval.scheduler import Scheduler
-
-
-class WordEmbedder:
-    fingerprint = "words"
-
-    def __init__(self) -> None:
-        self.calls: list[list[str]] = []
-
-    def embed(self, texts: list[str]) -> np.ndarray:
-        self.calls.append(list(texts))
-        return np.array([[len(t), t.count(" ") + 1.0, 1.0] for t in texts])
 
 
 def _samples(n: int = 5) -> list[Sample]:
@@ -87,7 +76,7 @@ def test_answers_reach_the_generator_that_asked() -> None:
 
 def test_embeddings_go_in_one_call_per_round() -> None:
     engine = ScriptedEngine(rule_script)
-    embedder = WordEmbedder()
+    embedder = HashEmbedder()
     out = Scheduler(engine, embedder, progress=False).run(_samples(4), parse_metrics("answer_relevancy"))
     assert len(embedder.calls) == 1
     assert len(engine.calls) == 1 and all(r.n == 3 for r in engine.requests)

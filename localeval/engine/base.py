@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
+
+from localeval.errors import LocalevalError
 
 FinishReason = Literal["stop", "length", "error", "context_too_long"]
 
@@ -62,3 +65,11 @@ class JudgeEngine(Protocol):
         else after each batch; results it never reports are taken as finished when the call returns.
         """
         ...
+
+
+def import_optional(module: str, missing: str) -> Any:
+    """The optional module ``module``, or a LocalevalError saying ``missing`` (what to install, where)."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as error:
+        raise LocalevalError(missing) from error

@@ -20,14 +20,13 @@ One replica per GPU beats tensor parallelism for a judge that fits one GPU.
 from __future__ import annotations
 
 import bisect
-import importlib
 import itertools
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from localeval.engine.base import JudgeEngine, Request, Result
+from localeval.engine.base import JudgeEngine, Request, Result, import_optional
 from localeval.errors import LocalevalError
 
 INSTALL_HINT = "pip install 'localeval[ray]'"
@@ -85,13 +84,8 @@ class Replica:
 
 def import_ray() -> Any:
     """The ray module, or an error that says how to install it."""
-    try:
-        return importlib.import_module("ray")
-    except ImportError as error:
-        raise LocalevalError(
-            f"Scaling out on Ray needs Ray, which is not installed here: run `{INSTALL_HINT}` "
-            "on every machine of the cluster."
-        ) from error
+    return import_optional("ray", f"Scaling out on Ray needs Ray, which is not installed here: run `{INSTALL_HINT}` "
+                                  "on every machine of the cluster.")
 
 
 class RayEngine:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from localeval.engine.base import Choice, FinishReason, Request, Result
+from localeval.engine.base import Choice, FinishReason, Request, Result, import_optional
 from localeval.errors import LocalevalError
 from localeval.models import model_fingerprint, set_offline
 
@@ -40,13 +40,9 @@ class StructuredOutputsApi:
 
 def import_vllm() -> Any:
     """The vllm module, or an error that says how to install it."""
-    try:
-        return importlib.import_module("vllm")
-    except ImportError as error:
-        raise LocalevalError(
-            f"The vLLM judge engine needs vLLM, which is not installed here: run `{INSTALL_HINT}` "
-            "on a machine with a CUDA GPU, or use the transformers engine (`--engine transformers`)."
-        ) from error
+    return import_optional("vllm", f"The vLLM judge engine needs vLLM, which is not installed here: run "
+                           f"`{INSTALL_HINT}` on a machine with a CUDA GPU, or use the transformers engine "
+                           "(`--engine transformers`).")
 
 
 def structured_outputs_api() -> StructuredOutputsApi:

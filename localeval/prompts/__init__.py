@@ -1,8 +1,8 @@
 """Every prompt localeval sends to its judge, as data."""
 
-from localeval.prompts.base import DEFAULT_SETTINGS, Prompt, Settings
+from localeval.prompts.base import DEFAULT_SETTINGS, Prompt, Settings, Verdict
 from localeval.prompts.claims import CLAIM_PROMPTS, ClaimsInput, ClaimsOutput, claims_prompt
-from localeval.prompts.context_precision import CONTEXT_USEFULNESS, UsefulnessInput, UsefulnessOutput
+from localeval.prompts.context_precision import CONTEXT_USEFULNESS, UsefulnessInput
 from localeval.prompts.context_recall import ATTRIBUTION, AttributionInput, AttributionOutput
 from localeval.prompts.nli import NLI, NLIInput, NLIOutput
 from localeval.prompts.question import QUESTION, QuestionInput, QuestionOutput
@@ -39,6 +39,6 @@ __all__ = [
     "StatementsInput",
     "StatementsOutput",
     "UsefulnessInput",
-    "UsefulnessOutput",
+    "Verdict",
     "claims_prompt",
 ]

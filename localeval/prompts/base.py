@@ -143,6 +143,28 @@ def with_reason(properties: dict[str, Schema], settings: Settings, reason_len: i
     return obj(props)
 
 
+def text_list(name: str, item_chars: int, most: int) -> Schema:
+    """An object holding one list, ``name``, of up to ``most`` non-empty strings of ``item_chars`` at most."""
+    return obj({name: array(text(item_chars, 1), 0, most)})
+
+
+def text_list_tokens(source: str, item_chars: int, most: int) -> int:
+    """A budget for a list that restates ``source``: twice its tokens plus slack, within the list's own bound."""
+    return min(len(source) // 2 + 96, most * (item_chars // 3 + 6) + 16)
+
+
+class Verdict(BaseModel):
+    """A 0/1 verdict, after the short reason that led to it (empty when reasons are off)."""
+
+    reason: str = ""
+    verdict: int
+
+
+def verdict_schema(settings: Settings, reason_len: int) -> Schema:
+    """The schema of one :class:`Verdict`: a bounded reason (when reasons are on), then 0 or 1."""
+    return with_reason({"verdict": binary()}, settings, reason_len)
+
+
 # A token is at least one byte of the answer, and one character of a JSON string at most six bytes
 # (``\uXXXX``; raw UTF-8 takes four at most).
 BYTES_PER_CHAR = 6

@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from localeval.prompts.base import Prompt, Settings, array, obj, text
+from localeval.prompts.base import Prompt, Settings, text_list, text_list_tokens
 
 Level = Literal["low", "high"]
 CLAIM_CHARS = 240
@@ -29,11 +29,11 @@ def _max_claims(inp: ClaimsInput) -> int:
 
 
 def _schema(inp: ClaimsInput, settings: Settings) -> dict:
-    return obj({"claims": array(text(CLAIM_CHARS, 1), 0, _max_claims(inp))})
+    return text_list("claims", CLAIM_CHARS, _max_claims(inp))
 
 
 def _max_tokens(inp: ClaimsInput, settings: Settings) -> int:
-    return min(len(inp.response) // 2 + 96, _max_claims(inp) * (CLAIM_CHARS // 3 + 6) + 16)
+    return text_list_tokens(inp.response, CLAIM_CHARS, _max_claims(inp))
 
 
 _LOVELACE = "Ada Lovelace was an English mathematician, writer and amateur astronomer."

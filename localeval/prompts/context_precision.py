@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from localeval.prompts.base import Prompt, Settings, binary, vote_field, with_reason
+from localeval.prompts.base import Prompt, Settings, Verdict, verdict_schema, vote_field
 
 REASON_CHARS = 200
 
@@ -15,13 +15,8 @@ class UsefulnessInput(BaseModel):
     context: str  # last: the asks of one sample differ only here
 
 
-class UsefulnessOutput(BaseModel):
-    reason: str = ""
-    verdict: int
-
-
 def _schema(inp: UsefulnessInput, settings: Settings) -> dict:
-    return with_reason({"verdict": binary()}, settings, REASON_CHARS)
+    return verdict_schema(settings, REASON_CHARS)
 
 
 def _max_tokens(inp: UsefulnessInput, settings: Settings) -> int:
@@ -36,7 +31,7 @@ CONTEXT_USEFULNESS = Prompt(
         "information that leads to the answer, verdict 0 if it does not."
     ),
     input_model=UsefulnessInput,
-    output_model=UsefulnessOutput,
+    output_model=Verdict,
     examples=(
         (
             UsefulnessInput(
@@ -47,7 +42,7 @@ CONTEXT_USEFULNESS = Prompt(
                     "crossings, and crowds began tearing down the Berlin Wall."
                 ),
             ),
-            UsefulnessOutput(reason="The passage gives the date the wall was opened and torn down.", verdict=1),
+            Verdict(reason="The passage gives the date the wall was opened and torn down.", verdict=1),
         ),
         (
             UsefulnessInput(
@@ -55,7 +50,7 @@ CONTEXT_USEFULNESS = Prompt(
                 answer="100 degrees Celsius.",
                 context="Water covers about 71 percent of the Earth's surface, mostly in oceans.",
             ),
-            UsefulnessOutput(reason="The passage is about water on Earth, not its boiling point.", verdict=0),
+            Verdict(reason="The passage is about water on Earth, not its boiling point.", verdict=0),
         ),
     ),
     schema=_schema,

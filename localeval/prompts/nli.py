@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from localeval.prompts.base import Prompt, Settings, array, binary, obj, vote_list, with_reason
+from localeval.prompts.base import Prompt, Settings, Verdict, array, obj, verdict_schema, vote_list
 
 REASON_CHARS = 160
 
@@ -14,18 +14,13 @@ class NLIInput(BaseModel):
     statements: list[str]
 
 
-class NLIVerdict(BaseModel):
-    reason: str = ""
-    verdict: int
-
-
 class NLIOutput(BaseModel):
-    verdicts: list[NLIVerdict]
+    verdicts: list[Verdict]
 
 
 def _schema(inp: NLIInput, settings: Settings) -> dict:
     n = len(inp.statements)
-    verdict = with_reason({"verdict": binary()}, settings, REASON_CHARS)
+    verdict = verdict_schema(settings, REASON_CHARS)
     return obj({"verdicts": array(verdict, n, n)})  # exactly one verdict per statement
 
 
@@ -61,10 +56,10 @@ NLI = Prompt(
             ),
             NLIOutput(
                 verdicts=[
-                    NLIVerdict(reason="The context says she is a nurse, not a doctor.", verdict=0),
-                    NLIVerdict(reason="Her hospital is in Leeds.", verdict=1),
-                    NLIVerdict(reason="She volunteers at an animal shelter.", verdict=1),
-                    NLIVerdict(reason="Cycling to work says nothing about owning a car.", verdict=0),
+                    Verdict(reason="The context says she is a nurse, not a doctor.", verdict=0),
+                    Verdict(reason="Her hospital is in Leeds.", verdict=1),
+                    Verdict(reason="She volunteers at an animal shelter.", verdict=1),
+                    Verdict(reason="Cycling to work says nothing about owning a car.", verdict=0),
                 ]
             ),
         ),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from localeval.prompts.base import Prompt, Settings, array, obj, text
+from localeval.prompts.base import Prompt, Settings, text_list, text_list_tokens
 
 
 class StatementsInput(BaseModel):
@@ -25,12 +25,12 @@ def _max_statements(inp: StatementsInput) -> int:
 
 
 def _schema(inp: StatementsInput, settings: Settings) -> dict:
-    return obj({"statements": array(text(STATEMENT_CHARS, 1), 0, _max_statements(inp))})
+    return text_list("statements", STATEMENT_CHARS, _max_statements(inp))
 
 
 def _max_tokens(inp: StatementsInput, settings: Settings) -> int:
     # Statements restate the answer, so their length follows the answer's: twice its tokens plus slack.
-    return min(len(inp.answer) // 2 + 96, _max_statements(inp) * (STATEMENT_CHARS // 3 + 6) + 16)
+    return text_list_tokens(inp.answer, STATEMENT_CHARS, _max_statements(inp))
 
 
 STATEMENTS = Prompt(

@@ -98,16 +98,7 @@ class JudgeCache:
 
     def get_answers(self, keys: Sequence[str]) -> dict[str, dict[str, Any]]:
         """The stored answers for those keys that are in the cache (misses are absent)."""
-        found: dict[str, dict[str, Any]] = {}
-        conn = self._connection()
-        if conn is None:
-            return found
-        for chunk in _chunks(keys):
-            marks = ",".join("?" * len(chunk))
-            rows = conn.execute(f"SELECT key, answer FROM answers WHERE key IN ({marks})", chunk)
-            for key, answer in rows:
-                found[key] = json.loads(answer)
-        return found
+        return {key: json.loads(answer) for key, answer in self._select("answers", "answer", keys)}
 
     def put_answers(self, items: Sequence[tuple[str, dict[str, Any]]]) -> None:
         """Store answers in one transaction; keys already present keep their first answer."""
@@ -120,17 +111,11 @@ class JudgeCache:
     def get_embeddings(self, keys: Sequence[str]) -> dict[str, np.ndarray]:
         """The stored vectors (float64, 1-D) for those keys that are in the cache."""
         found: dict[str, np.ndarray] = {}
-        conn = self._connection()
-        if conn is None:
-            return found
-        for chunk in _chunks(keys):
-            marks = ",".join("?" * len(chunk))
-            rows = conn.execute(f"SELECT key, dim, vector FROM embeddings WHERE key IN ({marks})", chunk)
-            for key, dim, blob in rows:
-                vector = np.frombuffer(blob, dtype=np.float64).copy()
-                if vector.shape != (dim,):
-                    raise ValueError(f"cached embedding {key} has {vector.size} values, expected {dim}")
-                found[key] = vector
+        for key, dim, blob in self._select("embeddings", "dim, vector", keys):
+            vector = np.frombuffer(blob, dtype=np.float64).copy()
+            if vector.shape != (dim,):
+                raise ValueError(f"cached embedding {key} has {vector.size} values, expected {dim}")
+            found[key] = vector
         return found
 
     def put_embeddings(self, items: Sequence[tuple[str, np.ndarray]]) -> None:
@@ -177,6 +162,15 @@ class JudgeCache:
 
     def __repr__(self) -> str:
         return f"JudgeCache({str(self.path)!r})" if self.path else "JudgeCache.disabled()"
+
+    def _select(self, table: str, columns: str, keys: Sequence[str]) -> Iterator[tuple[Any, ...]]:
+        """Rows (key, *columns) of ``table`` for those keys it holds, read in chunks; none without a cache."""
+        conn = self._connection()
+        if conn is None:
+            return
+        for chunk in _chunks(keys):
+            marks = ",".join("?" * len(chunk))
+            yield from conn.execute(f"SELECT key, {columns} FROM {table} WHERE key IN ({marks})", chunk)
 
     def _connection(self) -> sqlite3.Connection | None:
         """The open connection, None when disabled; raises once closed (a silent no-op would lose writes)."""

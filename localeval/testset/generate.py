@@ -26,7 +26,7 @@ from localeval.errors import LocalevalError
 from localeval.nan import Nan
 from localeval.prompts import NLI, STATEMENTS, NLIInput, StatementsInput
 from localeval.prompts.base import Settings
-from localeval.scheduler import Scheduler, Usage, group_by_metric
+from localeval.scheduler import Scheduler, Usage, total_usage
 from localeval.steps import Ask, Embed, Yielded
 from localeval.store.cache import JudgeCache
 from localeval.testset.candidates import SYNTHESIZERS, UNANSWERABLE, Candidate, candidates, parse_mix, plan_counts
@@ -277,7 +277,7 @@ def generate_testset(
             store.close()
     rows = [{"id": f"q{i + 1:03d}", **row} for i, row in enumerate(r for k in targets for r in kept[k])]
     result = TestsetResult(rows, targets, dict(Counter(r["reason"] for r in rejected)), rejected, graph, reused,
-                           group_by_metric(usage), scheduler.engine_calls, waves, time.perf_counter() - started)
+                           total_usage(usage), scheduler.engine_calls, waves, time.perf_counter() - started)
     if len(chunks) > len(graph.nodes) and not reused:
         result.warnings.append(f"{len(chunks) - len(graph.nodes)} chunks were left out (extraction failed)")
     return result

@@ -11,7 +11,18 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from localeval.prompts.base import Prompt, Schema, Settings, array, binary, obj, text, tokens_for_chars, with_reason
+from localeval.prompts.base import (
+    I,
+    Prompt,
+    Schema,
+    Settings,
+    Verdict,
+    array,
+    obj,
+    text,
+    tokens_for_chars,
+    verdict_schema,
+)
 
 SENTENCE_CHARS = 200
 SUMMARY_SENTENCES = 2
@@ -143,60 +154,42 @@ _ANSWER_RULE = (
     "facts stated in the text, with no outside knowledge."
 )
 
-SINGLE_HOP = Prompt(
-    name="testset_single_hop",
-    instruction=(
-        "You write test questions for a question-answering system. Read the context and write one "
-        "specific question about the given entity that the context answers, as an employee or customer "
-        "would ask it, without mentioning 'the context'." + _ANSWER_RULE
-    ),
-    input_model=SingleHopInput,
-    output_model=QAOutput,
-    examples=((
-        SingleHopInput(context=_LIBRARY, entity="20 cents a day"),
-        QAOutput(question="How much does the Elmbrook Library charge when I return a book late?",
-                 reference=["Late returns cost 20 cents a day for each book."]),
-    ),),
-    schema=_qa_schema,
-    max_tokens=_qa_tokens,
+_WRITER = "You write test questions for a question-answering system. "
+
+
+def _question_writer(name: str, task: str, example: tuple[I, QAOutput]) -> Prompt[I, QAOutput]:
+    """A prompt that writes one question and its reference answer, shown one example."""
+    return Prompt(name=name, instruction=_WRITER + task + _ANSWER_RULE, input_model=type(example[0]),
+                  output_model=QAOutput, examples=(example,), schema=_qa_schema, max_tokens=_qa_tokens)
+
+
+SINGLE_HOP = _question_writer(
+    "testset_single_hop",
+    "Read the context and write one specific question about the given entity that the context answers, as an "
+    "employee or customer would ask it, without mentioning 'the context'.",
+    (SingleHopInput(context=_LIBRARY, entity="20 cents a day"),
+     QAOutput(question="How much does the Elmbrook Library charge when I return a book late?",
+              reference=["Late returns cost 20 cents a day for each book."])),
 )
 
-MULTI_HOP_ABSTRACT = Prompt(
-    name="testset_multi_hop_abstract",
-    instruction=(
-        "You write test questions for a question-answering system. Read the related passages and write "
-        "one broader question about the given theme whose answer needs information from more than one "
-        "passage, as a user would ask it, without mentioning 'the passages'." + _ANSWER_RULE
-    ),
-    input_model=MultiHopAbstractInput,
-    output_model=QAOutput,
-    examples=((
-        MultiHopAbstractInput(contexts=[_LIBRARY, _LIBRARY_2], theme="member services"),
-        QAOutput(question="What can members of the Elmbrook Library use besides borrowing books, and on what terms?",
-                 reference=["Members borrow up to 12 books for three weeks.",
-                            "They can also book a study room for up to three hours a day, seven days ahead."]),
-    ),),
-    schema=_qa_schema,
-    max_tokens=_qa_tokens,
+MULTI_HOP_ABSTRACT = _question_writer(
+    "testset_multi_hop_abstract",
+    "Read the related passages and write one broader question about the given theme whose answer needs "
+    "information from more than one passage, as a user would ask it, without mentioning 'the passages'.",
+    (MultiHopAbstractInput(contexts=[_LIBRARY, _LIBRARY_2], theme="member services"),
+     QAOutput(question="What can members of the Elmbrook Library use besides borrowing books, and on what terms?",
+              reference=["Members borrow up to 12 books for three weeks.",
+                         "They can also book a study room for up to three hours a day, seven days ahead."])),
 )
 
-MULTI_HOP_SPECIFIC = Prompt(
-    name="testset_multi_hop_specific",
-    instruction=(
-        "You write test questions for a question-answering system. Two passages both mention the given "
-        "entity. Write one specific question about that entity that needs a fact from each passage to "
-        "answer, as a user would ask it, without mentioning 'the passages'." + _ANSWER_RULE
-    ),
-    input_model=MultiHopSpecificInput,
-    output_model=QAOutput,
-    examples=((
-        MultiHopSpecificInput(contexts=[_LIBRARY, _LIBRARY_2], entity="Elmbrook Library"),
-        QAOutput(question="How long can an Elmbrook Library member keep a book, and how long a study room?",
-                 reference=["A book can be kept for three weeks.",
-                            "A study room can be booked for up to three hours a day."]),
-    ),),
-    schema=_qa_schema,
-    max_tokens=_qa_tokens,
+MULTI_HOP_SPECIFIC = _question_writer(
+    "testset_multi_hop_specific",
+    "Two passages both mention the given entity. Write one specific question about that entity that needs a "
+    "fact from each passage to answer, as a user would ask it, without mentioning 'the passages'.",
+    (MultiHopSpecificInput(contexts=[_LIBRARY, _LIBRARY_2], entity="Elmbrook Library"),
+     QAOutput(question="How long can an Elmbrook Library member keep a book, and how long a study room?",
+              reference=["A book can be kept for three weeks.",
+                         "A study room can be booked for up to three hours a day."])),
 )
 
 
@@ -295,13 +288,8 @@ class AnsweredInput(BaseModel):
     question: str
 
 
-class AnsweredOutput(BaseModel):
-    reason: str = ""
-    verdict: int  # 1: the passage answers the question
-
-
 def _answered_schema(inp: AnsweredInput, settings: Settings) -> dict:
-    return with_reason({"verdict": binary()}, settings, REASON_CHARS)
+    return verdict_schema(settings, REASON_CHARS)
 
 
 def _answered_tokens(inp: AnsweredInput, settings: Settings) -> int:
@@ -316,12 +304,12 @@ ANSWERED = Prompt(
         "asked detail out does not answer it. Use only the passage."
     ),
     input_model=AnsweredInput,
-    output_model=AnsweredOutput,
+    output_model=Verdict,
     examples=(
         (AnsweredInput(context=_LIBRARY, question="How long is a loan at the Elmbrook Library?"),
-         AnsweredOutput(reason="The passage says loans last three weeks.", verdict=1)),
+         Verdict(reason="The passage says loans last three weeks.", verdict=1)),
         (AnsweredInput(context=_LIBRARY, question="Can I borrow e-books from the Elmbrook Library?"),
-         AnsweredOutput(reason="The passage is about book loans but says nothing about e-books.", verdict=0)),
+         Verdict(reason="The passage is about book loans but says nothing about e-books.", verdict=0)),
     ),
     schema=_answered_schema,
     max_tokens=_answered_tokens,

@@ -1,4 +1,4 @@
-"""Shared fixtures for engine tests: the default models, prepared once per session."""
+"""Engine-test fixtures, built on the session's models and judge in tests/conftest.py."""
 
 from __future__ import annotations
 
@@ -8,24 +8,14 @@ import pytest
 
 
 @pytest.fixture(scope="session")
-def prepared_models() -> Path:
-    """``models_dir()`` with both default models built (about 50 s the first time, then instant)."""
-    from localeval.models import models_dir, prepare
-
-    prepare()
-    return models_dir()
-
-
-@pytest.fixture(scope="session")
-def judge_dir(prepared_models: Path) -> Path:
+def judge_dir(models_folder: Path) -> Path:
+    """The bundled judge's folder."""
     from localeval.models import DEFAULT_JUDGE
 
-    return prepared_models / DEFAULT_JUDGE
+    return models_folder / DEFAULT_JUDGE
 
 
 @pytest.fixture(scope="session")
-def judge_engine(judge_dir: Path):
-    """The bundled SmolLM2 judge on xgrammar; one thread: on a busy CPU two threads spin for each other."""
-    from localeval.engine.transformers_engine import TransformersEngine
-
-    return TransformersEngine(judge_dir, batch_size=4, threads=1)
+def judge_engine(small_judge):
+    """The session's one loaded judge (``small_judge``), under the name the engine tests use."""
+    return small_judge

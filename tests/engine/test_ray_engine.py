@@ -10,28 +10,17 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 import pytest
 
 import localeval
+from localeval.embed import HashEmbedder
 from localeval.engine.base import Request
 from localeval.engine.ray_engine import EngineSpec, RayEngine, shard_bounds
 from localeval.engine.scripted import ScriptedEngine, rule_script
 from localeval.errors import LocalevalError
 
 METRICS = ["faithfulness", "context_precision", "answer_relevancy"]
-
-
-class HashEmbedder:
-    fingerprint = "hash-test"
-
-    def embed(self, texts: list[str]) -> np.ndarray:
-        out = np.zeros((len(texts), 16))
-        for i, t in enumerate(texts):
-            for w in t.lower().split():
-                out[i, sum(map(ord, w)) % 16] += 1.0
-        return out + 0.01
 
 
 def _rows(n: int = 6) -> list[dict[str, Any]]:

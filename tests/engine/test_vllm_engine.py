@@ -12,10 +12,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 
 import localeval
+from localeval.embed import HashEmbedder
 from localeval.engine.base import Request
 from localeval.engine.scripted import ScriptedEngine, rule_script
 from localeval.engine.vllm_engine import VLLMEngine
@@ -330,17 +330,6 @@ def test_importing_localeval_never_imports_vllm_or_ray() -> None:
         "assert 'vllm' not in sys.modules and 'ray' not in sys.modules, sorted(sys.modules)\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
-
-
-class HashEmbedder:
-    fingerprint = "hash-test"
-
-    def embed(self, texts: list[str]) -> np.ndarray:
-        out = np.zeros((len(texts), 16))
-        for i, t in enumerate(texts):
-            for w in t.lower().split():
-                out[i, sum(map(ord, w)) % 16] += 1.0
-        return out + 0.01
 
 
 ROWS = [

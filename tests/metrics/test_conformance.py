@@ -2,7 +2,7 @@
 
 Two files: the 250 shared vectors, and the wide ones (``benchmarks/conformance_vectors.py``: more
 statements, chunks and claims, beta 0.3 to 3, strictness 1 to 5, zero vectors, ID-based metrics).
-Each case becomes one sample; a scripted judge returns exactly the case's verdicts and a table
+Each case becomes one sample; a scripted judge returns exactly the case's verdicts and the fake
 embedder the case's vectors, so the whole path (prompts, schema, scheduler, parsing, score) runs.
 """
 
@@ -13,10 +13,10 @@ import math
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 
 from localeval.data.sample import Sample
+from localeval.embed import HashEmbedder
 from localeval.engine.scripted import ScriptedEngine
 from localeval.metrics import parse_metric
 from localeval.nan import Nan
@@ -32,16 +32,6 @@ def _read(path: Path) -> list[dict[str, Any]]:
 
 CASES = _read(VECTORS)
 WIDE_CASES = _read(WIDE)
-
-
-class TableEmbedder:
-    fingerprint = "table"
-
-    def __init__(self, table: dict[str, list[float]]) -> None:
-        self.table = table
-
-    def embed(self, texts: list[str]) -> np.ndarray:
-        return np.array([self.table[t] for t in texts], dtype=np.float64)
 
 
 def _names(prefix: str, n: int) -> list[str]:
@@ -82,7 +72,7 @@ def _case_setup(case: dict[str, Any]) -> tuple[str, Sample, Any, Any]:
         questions, flags = x["generated_questions"], x["noncommittal"]
         table = {"the user input": x["question_vector"]}
         table.update({q: v for q, v in zip(questions, x["generated_vectors"], strict=True) if q})
-        embedder = TableEmbedder(table)
+        embedder = HashEmbedder(dim=len(x["question_vector"]), fixed=table)
 
         def script(label: str, data: dict, request: Any) -> Any:
             assert request.n == params["strictness"] and request.temperature > 0

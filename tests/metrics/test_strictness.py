@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from localeval.data.sample import Sample
+from localeval.embed import HashEmbedder
 from localeval.engine.scripted import ScriptedEngine
 from localeval.metrics import parse_metric
 from localeval.prompts import QUESTION, STATEMENTS, QuestionInput, StatementsInput
@@ -19,11 +20,8 @@ VECTORS = {"the user input": [1.0, 0.0], "q0": [1.0, 0.0], "q1": [0.0, 1.0], "q2
 COSINES = [1.0, 0.0, 2 ** -0.5, -1.0, 0.6]  # of each generated question to the user input
 
 
-class TableEmbedder:
-    fingerprint = "table"
-
-    def embed(self, texts: list[str]) -> np.ndarray:
-        return np.array([VECTORS[t] for t in texts], dtype=np.float64)
+def _embedder() -> HashEmbedder:
+    return HashEmbedder(dim=2, fixed=VECTORS)
 
 
 SAMPLE = Sample(id="s", user_input="the user input", response="the response")
@@ -38,7 +36,7 @@ def test_strictness_generations_are_sampled_and_scored(strictness: int) -> None:
         return [{"question": f"q{i}", "noncommittal": 0} for i in range(request.n)]
 
     spec = parse_metric(f"answer_relevancy:strictness={strictness}")
-    out = Scheduler(ScriptedEngine(script), TableEmbedder(), progress=False).run([SAMPLE], [spec])
+    out = Scheduler(ScriptedEngine(script), _embedder(), progress=False).run([SAMPLE], [spec])
     value = out.outcomes[spec.name][0]
     assert value == pytest.approx(float(np.mean(COSINES[:strictness])))
     assert [r.n for r in requests] == [strictness]
@@ -51,7 +49,7 @@ def test_strictness_one_with_no_question_scores_as_ragas() -> None:
         return [{"question": "", "noncommittal": 0}]
 
     zero, nan = parse_metric("answer_relevancy:strictness=1"), parse_metric("answer_relevancy:strictness=1:empty=nan")
-    out = Scheduler(ScriptedEngine(script), TableEmbedder(), progress=False).run([SAMPLE], [zero, nan])
+    out = Scheduler(ScriptedEngine(script), _embedder(), progress=False).run([SAMPLE], [zero, nan])
     assert out.outcomes[zero.name][0] == 0.0
     assert getattr(out.outcomes[nan.name][0], "reason", None) == "no_questions"
 

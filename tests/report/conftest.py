@@ -7,7 +7,6 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 
 from localeval.errors import LocalevalError
@@ -88,19 +87,6 @@ def cli() -> Callable[[Sequence[str]], int]:
     return run_cli
 
 
-class HashEmbedder:
-    """Bag of words hashed into 16 dimensions: deterministic across processes."""
-
-    fingerprint = "hash-test"
-
-    def embed(self, texts: list[str]) -> np.ndarray:
-        out = np.zeros((len(texts), 16))
-        for i, t in enumerate(texts):
-            for w in t.lower().split():
-                out[i, sum(map(ord, w)) % 16] += 1.0
-        return out + 0.01
-
-
 SCRIPTED_ROWS = [
     {"id": "a", "question": "Where does the river Alpha flow?",
      "answer": "The river Alpha flows into the northern sea. It is very long.",
@@ -125,6 +111,7 @@ SCRIPTED_METRICS = ("faithfulness,context_precision,precision_at_k,context_recal
 def scripted_run(tmp_path: Path) -> Path:
     """A run folder written by localeval.evaluate with the word-overlap scripted judge."""
     import localeval
+    from localeval.embed import HashEmbedder
     from localeval.engine.scripted import ScriptedEngine, rule_script
 
     out = tmp_path / "scripted"

@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from localeval.embed import HashEmbedder
 from localeval.engine.scripted import ScriptedEngine
 
-from .fakes import DOCS, HashEmbedder, handbook_script
+from .fakes import DOCS, handbook_script
 
 
 @pytest.fixture

@@ -1,13 +1,10 @@
-"""A scripted judge, test documents and a fake embedder that make test-set generation predictable."""
+"""A scripted judge and test documents that make test-set generation predictable."""
 
 from __future__ import annotations
 
 import re
-import zlib
 from collections.abc import Callable
 from typing import Any
-
-import numpy as np
 
 from localeval.engine.base import Request
 from localeval.engine.scripted import rule_script
@@ -27,23 +24,6 @@ DOCS = {
         "<script>var hidden = 1;</script></body></html>"
     ),
 }
-
-
-class HashEmbedder:
-    """Bag of words hashed into 64 dimensions: texts sharing words are similar. Counts its calls."""
-
-    fingerprint = "hash-64"
-
-    def __init__(self) -> None:
-        self.calls: list[list[str]] = []
-
-    def embed(self, texts: list[str]) -> np.ndarray:
-        self.calls.append(list(texts))
-        out = np.zeros((len(texts), 64), dtype=np.float32)
-        for row, text in enumerate(texts):
-            for word in re.findall(r"[a-z0-9]+", text.lower()):
-                out[row, zlib.crc32(word.encode()) % 64] += 1.0
-        return out
 
 
 def _sentences(text: str) -> list[str]:

@@ -11,9 +11,10 @@ import pytest
 import localeval.api
 from localeval.cli_testset import add_testset_commands, default_cache
 from localeval.data import load_samples
+from localeval.embed import HashEmbedder
 from localeval.engine.scripted import ScriptedEngine
 
-from .fakes import HashEmbedder, handbook_script
+from .fakes import handbook_script
 
 
 def _run(argv: list[str]) -> int:

@@ -10,13 +10,14 @@ import pytest
 
 import localeval
 from localeval.data import load_samples
+from localeval.embed import HashEmbedder
 from localeval.engine.scripted import ScriptedEngine, rule_script
 from localeval.errors import LocalevalError
 from localeval.nan import Nan
 from localeval.testset import generate_testset, parse_mix, plan_counts
 from localeval.testset.prompts import REFUSAL
 
-from .fakes import HashEmbedder, handbook_script, override
+from .fakes import handbook_script, override
 
 FIELDS = {"id", "user_input", "reference", "reference_contexts", "reference_context_ids", "synthesizer",
           "query_style", "answerable"}

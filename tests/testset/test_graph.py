@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
+from localeval.embed import HashEmbedder
 from localeval.engine.base import Choice
 from localeval.engine.scripted import ScriptedEngine
 from localeval.scheduler import Scheduler
@@ -21,7 +22,7 @@ from localeval.testset.graph import (
     unique_names,
 )
 
-from .fakes import HashEmbedder, handbook_script, override
+from .fakes import handbook_script, override
 
 
 def _node(node_id: str, vector: list[float], entities: list[str]) -> Node:
@@ -74,7 +75,7 @@ def test_build_graph_extracts_in_one_engine_call_and_embeds_in_one_embed_call() 
                                                  ["Ledger"]]
     assert [(e.a, e.b, e.shared) for e in graph.edges if e.kind == "entity"] == [("a.md#1", "a.md#2", ("alpha city",))]
     assert all(abs(float(np.linalg.norm(n.vector)) - 1) < 1e-5 for n in graph.nodes)
-    assert usage["extract"].judge_calls == 3 and graph.embedder == "hash-64"
+    assert usage["extract"].judge_calls == 3 and graph.embedder == embedder.fingerprint == "hash:64"
 
 
 def test_a_chunk_whose_extraction_fails_is_left_out_and_listed() -> None:
@@ -97,11 +98,11 @@ def test_save_load_round_trip_and_reuse_only_when_documents_and_embedder_match(t
     assert [n.id for n in again.nodes] == [n.id for n in graph.nodes]
     assert again.edges == graph.edges
     assert np.allclose(again.nodes[0].vector, graph.nodes[0].vector)
-    assert load_matching(path, "h1", "hash-64", graph.threshold) is not None
-    assert load_matching(path, "h2", "hash-64", graph.threshold) is None  # documents changed
+    assert load_matching(path, "h1", "hash:64", graph.threshold) is not None
+    assert load_matching(path, "h2", "hash:64", graph.threshold) is None  # documents changed
     assert load_matching(path, "h1", "other-embedder", graph.threshold) is None
-    assert load_matching(tmp_path / "missing.json", "h1", "hash-64", 0.7) is None
-    relinked = load_matching(path, "h1", "hash-64", 1.01)  # another threshold: same nodes, links recomputed
+    assert load_matching(tmp_path / "missing.json", "h1", "hash:64", 0.7) is None
+    relinked = load_matching(path, "h1", "hash:64", 1.01)  # another threshold: same nodes, links recomputed
     assert relinked is not None and not [e for e in relinked.edges if e.kind == "similar"]
     (tmp_path / "bad.json").write_text("{not json")
-    assert load_matching(tmp_path / "bad.json", "h1", "hash-64", 0.7) is None
+    assert load_matching(tmp_path / "bad.json", "h1", "hash:64", 0.7) is None
