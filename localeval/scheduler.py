@@ -230,13 +230,12 @@ class Scheduler:
 
     def _fitted(self, ask: Ask, job: Job, too_long: dict[str, str]) -> tuple[str, Request | None]:
         """The ask's key and request, after the long-context policy; None when it is not to be sent."""
-        count = getattr(self.engine, "count_prompt_tokens", None)
-        window = getattr(self.engine, "context_window", None)
-        if count is None or not window:
+        window = self.engine.context_window if self.engine is not None else None
+        if self.engine is None or not window:
             request = self._request(ask)
             return self._key(request), request
         try:
-            _, request, note = fit(ask, self._request, count, int(window), self.long_context)
+            _, request, note = fit(ask, self._request, self.engine.count_prompt_tokens, window, self.long_context)
         except TooLong as error:
             if self.long_context == "error":
                 raise LocalevalError(
@@ -272,7 +271,7 @@ class Scheduler:
         )
 
     def _key(self, request: Request) -> str:
-        fingerprint = getattr(self.engine, "fingerprint", "no-engine")
+        fingerprint = self.engine.fingerprint if self.engine is not None else "no-engine"
         # max_tokens is left out: a budget change that still fits gives the same answer.
         return JudgeCache.key("answer", fingerprint, request.messages, request.schema,
                               request.temperature, request.n, request.seed)
@@ -336,10 +335,10 @@ class Scheduler:
         return answers
 
     def _planned_work(self, request: Request) -> int:
-        """An ask's expected cost in tokens: its prompt (counted by the engine, or about four characters
-        a token) plus its answer budget for every row the engine decodes."""
-        count = getattr(self.engine, "count_prompt_tokens", None)
-        prompt = count(request) if callable(count) else sum(len(text) for _, text in request.messages) // 4
+        """An ask's expected cost in tokens: its prompt, as the engine counts it, plus its answer budget
+        for every row the engine decodes."""
+        assert self.engine is not None
+        prompt = self.engine.count_prompt_tokens(request)
         rows = request.n if request.temperature > 0 else 1
         return int(prompt) + request.max_tokens * rows
 
@@ -354,8 +353,8 @@ class Scheduler:
         bound = answer_token_bound(request.schema)
         if bound is not None:
             budget = max(budget, bound)
-        window = getattr(self.engine, "context_window", None)
-        if isinstance(window, int) and window > 0 and result.prompt_tokens:
+        window = self.engine.context_window if self.engine is not None else None
+        if window and result.prompt_tokens:
             budget = min(budget, window - result.prompt_tokens)
         return max(budget, request.max_tokens)
 

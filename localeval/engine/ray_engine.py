@@ -26,11 +26,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from localeval.engine.base import JudgeEngine, Request, Result, import_optional
+from localeval.engine.base import CHARS_PER_TOKEN, JudgeEngine, Request, Result, import_optional
 from localeval.errors import LocalevalError
 
 INSTALL_HINT = "pip install 'localeval[ray]'"
-CHARS_PER_TOKEN = 4  # a rough prompt-length estimate for balancing shards; no tokenizer on the driver
+COUNT_CACHE_SIZE = 8192  # prompts whose token counts the driver keeps
 
 
 @dataclass(frozen=True)
@@ -75,8 +75,12 @@ class Replica:
     def __init__(self, factory: Callable[[], JudgeEngine]) -> None:
         self.engine = factory()
 
-    def fingerprint(self) -> str:
-        return self.engine.fingerprint
+    def describe(self) -> tuple[str, int | None]:
+        """The engine's fingerprint and context window."""
+        return self.engine.fingerprint, self.engine.context_window
+
+    def count_prompt_tokens(self, request: Request) -> int:
+        return self.engine.count_prompt_tokens(request)
 
     def generate(self, requests: list[Request]) -> list[Result]:
         return self.engine.generate(requests)
@@ -115,10 +119,11 @@ class RayEngine:
         actor = ray.remote(num_gpus=num_gpus_per_replica, num_cpus=num_cpus_per_replica)(Replica)
         self.actors: list[Any] = [actor.remote(engine_factory) for _ in range(replicas)]
         try:
-            fingerprints = set(ray.get([a.fingerprint.remote() for a in self.actors]))  # waits for every engine
+            described = ray.get([a.describe.remote() for a in self.actors])  # waits for every engine
         except ray.exceptions.RayError as error:
             self.close()
             raise LocalevalError(f"a Ray replica could not build its engine: {error}") from error
+        fingerprints = {fingerprint for fingerprint, _ in described}
         if len(fingerprints) != 1:
             raise LocalevalError(
                 f"the replicas disagree on the engine ({', '.join(sorted(fingerprints))}): the model folder "
@@ -126,6 +131,9 @@ class RayEngine:
                 "copy it to the same path on every node with `rsync -a`, which keeps the times"
             )
         self._fingerprint = fingerprints.pop()
+        windows = [window for _, window in described if window]
+        self._context_window = min(windows) if windows else None
+        self._counts: dict[tuple[tuple[str, str], ...], int] = {}  # messages -> a replica's count
         self.shard_sizes: list[list[int]] = []  # per generate call, the size of each shard sent
         self.prompt_tokens = 0
         self.cached_prompt_tokens = 0
@@ -133,6 +141,21 @@ class RayEngine:
     @property
     def fingerprint(self) -> str:
         return self._fingerprint
+
+    @property
+    def context_window(self) -> int | None:
+        """The replicas' context window (the smallest, should their settings differ), asked once at start."""
+        return self._context_window
+
+    def count_prompt_tokens(self, request: Request) -> int:
+        """The prompt's tokens as a replica's own engine counts them; one round trip per distinct prompt."""
+        if request.messages not in self._counts:
+            if not self.actors:
+                raise LocalevalError("no Ray replica is left to count prompt tokens")
+            if len(self._counts) >= COUNT_CACHE_SIZE:
+                self._counts.clear()
+            self._counts[request.messages] = int(self._ray.get(self.actors[0].count_prompt_tokens.remote(request)))
+        return self._counts[request.messages]
 
     @property
     def prefix_cache_hit_rate(self) -> float:
