@@ -1,8 +1,9 @@
 """Scale-out on Ray: each round's asks split over N engine replicas, the answers merged in order.
 
 Each replica is a Ray actor that builds and holds one engine (a VLLMEngine on the GPU Ray gives it,
-or any other engine). A round is cut into N contiguous shards of about equal estimated cost, so the
-asks that share a prompt prefix mostly land on the same replica and its prefix cache. The fingerprint
+or any other engine), built by ``localeval.engine.build`` from a picklable ``EngineSpec``. A round
+is cut into N contiguous shards of about equal estimated cost, so the asks that share a prompt
+prefix mostly land on the same replica and its prefix cache. The fingerprint
 is the replicas' own, so the answer cache is shared with single-machine runs of the same engine.
 
 ``ray.init(address=...)`` connects to a running cluster (``ray start --head`` here, or
@@ -23,50 +24,14 @@ import bisect
 import itertools
 import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from localeval.engine.base import CHARS_PER_TOKEN, JudgeEngine, Request, Result, import_optional
+from localeval.engine.build import EngineSpec
 from localeval.errors import LocalevalError
 
 INSTALL_HINT = "pip install 'localeval[ray]'"
 COUNT_CACHE_SIZE = 8192  # prompts whose token counts the driver keeps
-
-
-@dataclass(frozen=True)
-class EngineSpec:
-    """An engine to build inside a replica: ``kind`` (vllm, transformers, scripted) and its arguments.
-
-    A spec is a picklable factory: calling it builds the engine, on whatever machine calls it.
-    """
-
-    kind: str
-    model_dir: str | None = None
-    options: dict[str, Any] = field(default_factory=dict)
-
-    def __call__(self) -> JudgeEngine:
-        if self.kind == "vllm":
-            from localeval.engine.vllm_engine import VLLMEngine
-
-            return VLLMEngine(self._model_dir(), **self.options)
-        if self.kind == "transformers":
-            from localeval.engine.transformers_engine import TransformersEngine
-
-            return TransformersEngine(self._model_dir(), **self.options)
-        if self.kind == "scripted":
-            from localeval.engine.scripted import ScriptedEngine, rule_script
-
-            return ScriptedEngine(rule_script, **self.options)
-        raise LocalevalError(f"unknown engine kind {self.kind!r} for a Ray replica; use vllm, transformers or scripted")
-
-    def gpus(self) -> float:
-        """GPUs one replica of this engine needs."""
-        return float(self.options.get("tensor_parallel_size", 1)) if self.kind == "vllm" else 0.0
-
-    def _model_dir(self) -> str:
-        if not self.model_dir:
-            raise LocalevalError(f"a {self.kind} replica needs a model folder")
-        return self.model_dir
 
 
 class Replica:
@@ -243,4 +208,4 @@ def shard_bounds(weights: Sequence[float], parts: int) -> list[tuple[int, int]]:
     return list(itertools.pairwise(cuts))
 
 
-__all__ = ["INSTALL_HINT", "EngineSpec", "RayEngine", "Replica", "import_ray", "shard_bounds"]
+__all__ = ["INSTALL_HINT", "RayEngine", "Replica", "import_ray", "shard_bounds"]

@@ -16,7 +16,8 @@ import pytest
 import localeval
 from localeval.embed import HashEmbedder
 from localeval.engine.base import Request
-from localeval.engine.ray_engine import EngineSpec, RayEngine, shard_bounds
+from localeval.engine.build import EngineSpec
+from localeval.engine.ray_engine import RayEngine, shard_bounds
 from localeval.engine.scripted import ScriptedEngine, rule_script
 from localeval.errors import LocalevalError
 
