@@ -53,7 +53,7 @@ def requests(count: int) -> list[Any]:
     for spec in parse_metrics("faithfulness,context_precision"):
         for sample in samples:
             first = next(spec.steps(sample, {}))
-            out += [render._request(ask) for ask in (first if isinstance(first, list) else [first])]
+            out += [render.requests.request(ask) for ask in (first if isinstance(first, list) else [first])]
     return out[:count]
 
 
