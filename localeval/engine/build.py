@@ -51,7 +51,7 @@ class EngineSpec:
 
             return VLLMEngine(_model_dir(self.kind, self.model_dir), **self.options)
         if self.kind == "transformers":
-            from localeval.engine.transformers_engine import TransformersEngine
+            from localeval.engine.transformers import TransformersEngine
 
             return TransformersEngine(_model_dir(self.kind, self.model_dir), **self.options)
         if self.kind == "scripted":

@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from localeval.engine import ray_engine, transformers_engine, vllm_engine
+import localeval.engine.transformers as transformers_package
+from localeval.engine import ray_engine, vllm_engine
 from localeval.engine.build import EngineSpec, build_engine
 from localeval.engine.scripted import ScriptedEngine
 from localeval.errors import LocalevalError
@@ -23,7 +24,7 @@ class Recorder:
 
 
 def test_transformers_gets_every_option(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(transformers_engine, "TransformersEngine", Recorder)
+    monkeypatch.setattr(transformers_package, "TransformersEngine", Recorder)
     engine: Any = build_engine("transformers", "/models/judge", {**OPTIONS, "dtype": "bfloat16"})
     assert engine.args == ("/models/judge",) and engine.kwargs == {**OPTIONS, "dtype": "bfloat16"}
 
