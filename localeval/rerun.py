@@ -26,15 +26,12 @@ class CacheOnlyEngine:
 
     def __init__(self, fingerprint: str) -> None:
         self._fingerprint = fingerprint
+        self.context_window: int | None = None  # no window: a cached answer is looked up as it was asked
         self.misses = 0
 
     @property
     def fingerprint(self) -> str:
         return self._fingerprint
-
-    @property
-    def context_window(self) -> int | None:
-        return None  # no window: a cached answer is looked up as it was asked
 
     def count_prompt_tokens(self, request: Request) -> int:
         return estimate_prompt_tokens(request)

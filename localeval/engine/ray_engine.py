@@ -24,14 +24,22 @@ import bisect
 import itertools
 import warnings
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from localeval.engine.base import CHARS_PER_TOKEN, JudgeEngine, Request, Result, import_optional
-from localeval.engine.build import EngineSpec
 from localeval.errors import LocalevalError
 
 INSTALL_HINT = "pip install 'localeval[ray]'"
 COUNT_CACHE_SIZE = 8192  # prompts whose token counts the driver keeps
+
+
+@runtime_checkable
+class SizedFactory(Protocol):
+    """An engine factory that says how many GPUs the engine it builds needs (``EngineSpec`` does)."""
+
+    def __call__(self) -> JudgeEngine: ...
+
+    def gpus(self) -> float: ...
 
 
 class Replica:
@@ -76,7 +84,7 @@ class RayEngine:
         if not ray.is_initialized():
             ray.init(address=address or None, ignore_reinit_error=True)
         if num_gpus_per_replica is None:
-            num_gpus_per_replica = engine_factory.gpus() if isinstance(engine_factory, EngineSpec) else 0.0
+            num_gpus_per_replica = engine_factory.gpus() if isinstance(engine_factory, SizedFactory) else 0.0
         gpus = ray.cluster_resources().get("GPU", 0)
         if num_gpus_per_replica * replicas > gpus:  # not fatal: an autoscaling cluster may add GPUs
             warnings.warn(f"{replicas} replicas of {num_gpus_per_replica:g} GPUs each wait for more GPUs than "
@@ -208,4 +216,4 @@ def shard_bounds(weights: Sequence[float], parts: int) -> list[tuple[int, int]]:
     return list(itertools.pairwise(cuts))
 
 
-__all__ = ["INSTALL_HINT", "RayEngine", "Replica", "import_ray", "shard_bounds"]
+__all__ = ["INSTALL_HINT", "RayEngine", "Replica", "SizedFactory", "import_ray", "shard_bounds"]
