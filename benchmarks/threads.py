@@ -53,7 +53,7 @@ def requests(count: int) -> list[Any]:
     for spec in parse_metrics("faithfulness,context_precision"):
         for sample in samples:
             first = next(spec.steps(sample, {}))
-            out += [render._request(ask) for ask in (first if isinstance(first, list) else [first])]
+            out += [render.requests.request(ask) for ask in (first if isinstance(first, list) else [first])]
     return out[:count]
 
 
@@ -61,7 +61,7 @@ def child(args: argparse.Namespace) -> None:
     """One setting, in this process: load the judge, answer the asks once, print one JSON line."""
     if args.threads:  # torch first: localeval then leaves OpenMP's wait policy as this setting has it
         import torch
-    from localeval.engine.transformers_engine import TransformersEngine
+    from localeval.engine.transformers import TransformersEngine
 
     started = time.perf_counter()
     engine = TransformersEngine(model_path(args.judge), threads=args.threads or None)

@@ -45,31 +45,15 @@ class JudgeOptions:
 
 def load_judge(judge: str | Path | None, options: JudgeOptions | None = None) -> JudgeEngine:
     """A judge engine from a local model folder (None: the bundled default)."""
-    from localeval.models import resolve_model
+    from localeval.engine.build import build_engine
 
     options = options or JudgeOptions()
-    path = resolve_model(judge, "judge")
-    if options.engine == "transformers":
-        from localeval.engine.transformers_engine import TransformersEngine
-
-        return TransformersEngine(
-            path, grammar=options.grammar, batch_size=options.batch_size, batch_tokens=options.batch_tokens,
-            threads=options.threads,
-            trust_remote_code=options.trust_remote_code, **options.extra,
-        )
-    if options.engine == "vllm":
-        from localeval.engine.vllm_engine import VLLMEngine
-
-        return VLLMEngine(path, trust_remote_code=options.trust_remote_code, **options.extra)
-    if options.engine == "ray-vllm":
-        from localeval.engine.ray_engine import EngineSpec, RayEngine
-
-        spec = EngineSpec("vllm", str(Path(path).resolve()),  # absolute: replicas run in another directory
-                          {"trust_remote_code": options.trust_remote_code, **options.extra})
-        return RayEngine(options.replicas, spec, address=options.ray_address)
-    from localeval.errors import LocalevalError
-
-    raise LocalevalError(f"unknown engine {options.engine!r}; available: transformers, vllm, ray-vllm")
+    return build_engine(
+        options.engine, resolve_model(judge, "judge"),
+        {"grammar": options.grammar, "batch_size": options.batch_size, "batch_tokens": options.batch_tokens,
+         "threads": options.threads, "trust_remote_code": options.trust_remote_code, **options.extra},
+        replicas=options.replicas, ray_address=options.ray_address,
+    )
 
 
 def load_embedder(embedder: str | Path | None) -> Any:

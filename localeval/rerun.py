@@ -12,7 +12,7 @@ from typing import Any
 from localeval.api import EvaluationResult, JudgeOptions, as_samples, evaluate, missing_field_skips
 from localeval.data import load_samples
 from localeval.data.sample import Sample
-from localeval.engine.base import Request, Result
+from localeval.engine.base import Request, Result, estimate_prompt_tokens
 from localeval.errors import LocalevalError
 from localeval.metrics.registry import parse_metrics
 from localeval.prompts.base import Settings
@@ -26,11 +26,15 @@ class CacheOnlyEngine:
 
     def __init__(self, fingerprint: str) -> None:
         self._fingerprint = fingerprint
+        self.context_window: int | None = None  # no window: a cached answer is looked up as it was asked
         self.misses = 0
 
     @property
     def fingerprint(self) -> str:
         return self._fingerprint
+
+    def count_prompt_tokens(self, request: Request) -> int:
+        return estimate_prompt_tokens(request)
 
     def generate(self, requests: list[Request], on_result: Any = None) -> list[Result]:
         self.misses += len(requests)

@@ -19,7 +19,7 @@ def models_folder() -> Path:
 @pytest.fixture(scope="session")
 def small_judge(models_folder: Path):
     """The bundled SmolLM2 judge, loaded once per session; batches of 4, one thread (two spin on a busy CPU)."""
-    from localeval.engine.transformers_engine import TransformersEngine
+    from localeval.engine.transformers import TransformersEngine
     from localeval.models import DEFAULT_JUDGE
 
     return TransformersEngine(models_folder / DEFAULT_JUDGE, batch_size=4, threads=1)

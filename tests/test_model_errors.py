@@ -232,7 +232,7 @@ def test_sentence_transformers_folder_may_keep_weights_one_level_down(tmp_path):
 
 def test_engine_checks_its_folder_before_transformers(tmp_path):
     from localeval.embed import SentenceTransformerEmbedder
-    from localeval.engine.transformers_engine import TransformersEngine
+    from localeval.engine.transformers import TransformersEngine
 
     with pytest.raises(ModelNotFound, match=r"no config\.json"):
         TransformersEngine(tmp_path)

@@ -197,7 +197,7 @@ def test_nan_missing_field() -> None:
 
 
 def test_nan_undefined() -> None:
-    from localeval.scheduler import _as_outcome
+    from localeval.scheduler.rounds import _as_outcome
 
     assert _as_outcome(float("nan")) == Nan("undefined")
 

@@ -10,6 +10,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from localeval.errors import LocalevalError
 
 FinishReason = Literal["stop", "length", "error", "context_too_long"]
+CHARS_PER_TOKEN = 4  # a rough prompt-length estimate where no tokenizer is at hand
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,15 @@ class JudgeEngine(Protocol):
         """Identifies model and engine settings that change answers (used as a cache key)."""
         ...
 
+    @property
+    def context_window(self) -> int | None:
+        """Tokens the judge's window holds, prompt and answer together; None where there is no limit."""
+        ...
+
+    def count_prompt_tokens(self, request: Request) -> int:
+        """The request's prompt length in the judge's tokens (an estimate where the engine has no tokenizer)."""
+        ...
+
     def generate(
         self, requests: list[Request], on_result: Callable[[int, Result], None] | None = None
     ) -> list[Result]:
@@ -65,6 +75,11 @@ class JudgeEngine(Protocol):
         else after each batch; results it never reports are taken as finished when the call returns.
         """
         ...
+
+
+def estimate_prompt_tokens(request: Request) -> int:
+    """A prompt's length in tokens estimated from its characters, for engines without a tokenizer."""
+    return sum(len(content) for _, content in request.messages) // CHARS_PER_TOKEN
 
 
 def import_optional(module: str, missing: str) -> Any:

@@ -1,8 +1,9 @@
 """Scale-out on Ray: each round's asks split over N engine replicas, the answers merged in order.
 
 Each replica is a Ray actor that builds and holds one engine (a VLLMEngine on the GPU Ray gives it,
-or any other engine). A round is cut into N contiguous shards of about equal estimated cost, so the
-asks that share a prompt prefix mostly land on the same replica and its prefix cache. The fingerprint
+or any other engine), built by ``localeval.engine.build`` from a picklable ``EngineSpec``. A round
+is cut into N contiguous shards of about equal estimated cost, so the asks that share a prompt
+prefix mostly land on the same replica and its prefix cache. The fingerprint
 is the replicas' own, so the answer cache is shared with single-machine runs of the same engine.
 
 ``ray.init(address=...)`` connects to a running cluster (``ray start --head`` here, or
@@ -23,50 +24,22 @@ import bisect
 import itertools
 import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
-from localeval.engine.base import JudgeEngine, Request, Result, import_optional
+from localeval.engine.base import CHARS_PER_TOKEN, JudgeEngine, Request, Result, import_optional
 from localeval.errors import LocalevalError
 
 INSTALL_HINT = "pip install 'localeval[ray]'"
-CHARS_PER_TOKEN = 4  # a rough prompt-length estimate for balancing shards; no tokenizer on the driver
+COUNT_CACHE_SIZE = 8192  # prompts whose token counts the driver keeps
 
 
-@dataclass(frozen=True)
-class EngineSpec:
-    """An engine to build inside a replica: ``kind`` (vllm, transformers, scripted) and its arguments.
+@runtime_checkable
+class SizedFactory(Protocol):
+    """An engine factory that says how many GPUs the engine it builds needs (``EngineSpec`` does)."""
 
-    A spec is a picklable factory: calling it builds the engine, on whatever machine calls it.
-    """
+    def __call__(self) -> JudgeEngine: ...
 
-    kind: str
-    model_dir: str | None = None
-    options: dict[str, Any] = field(default_factory=dict)
-
-    def __call__(self) -> JudgeEngine:
-        if self.kind == "vllm":
-            from localeval.engine.vllm_engine import VLLMEngine
-
-            return VLLMEngine(self._model_dir(), **self.options)
-        if self.kind == "transformers":
-            from localeval.engine.transformers_engine import TransformersEngine
-
-            return TransformersEngine(self._model_dir(), **self.options)
-        if self.kind == "scripted":
-            from localeval.engine.scripted import ScriptedEngine, rule_script
-
-            return ScriptedEngine(rule_script, **self.options)
-        raise LocalevalError(f"unknown engine kind {self.kind!r} for a Ray replica; use vllm, transformers or scripted")
-
-    def gpus(self) -> float:
-        """GPUs one replica of this engine needs."""
-        return float(self.options.get("tensor_parallel_size", 1)) if self.kind == "vllm" else 0.0
-
-    def _model_dir(self) -> str:
-        if not self.model_dir:
-            raise LocalevalError(f"a {self.kind} replica needs a model folder")
-        return self.model_dir
+    def gpus(self) -> float: ...
 
 
 class Replica:
@@ -75,8 +48,12 @@ class Replica:
     def __init__(self, factory: Callable[[], JudgeEngine]) -> None:
         self.engine = factory()
 
-    def fingerprint(self) -> str:
-        return self.engine.fingerprint
+    def describe(self) -> tuple[str, int | None]:
+        """The engine's fingerprint and context window."""
+        return self.engine.fingerprint, self.engine.context_window
+
+    def count_prompt_tokens(self, request: Request) -> int:
+        return self.engine.count_prompt_tokens(request)
 
     def generate(self, requests: list[Request]) -> list[Result]:
         return self.engine.generate(requests)
@@ -107,7 +84,7 @@ class RayEngine:
         if not ray.is_initialized():
             ray.init(address=address or None, ignore_reinit_error=True)
         if num_gpus_per_replica is None:
-            num_gpus_per_replica = engine_factory.gpus() if isinstance(engine_factory, EngineSpec) else 0.0
+            num_gpus_per_replica = engine_factory.gpus() if isinstance(engine_factory, SizedFactory) else 0.0
         gpus = ray.cluster_resources().get("GPU", 0)
         if num_gpus_per_replica * replicas > gpus:  # not fatal: an autoscaling cluster may add GPUs
             warnings.warn(f"{replicas} replicas of {num_gpus_per_replica:g} GPUs each wait for more GPUs than "
@@ -115,10 +92,11 @@ class RayEngine:
         actor = ray.remote(num_gpus=num_gpus_per_replica, num_cpus=num_cpus_per_replica)(Replica)
         self.actors: list[Any] = [actor.remote(engine_factory) for _ in range(replicas)]
         try:
-            fingerprints = set(ray.get([a.fingerprint.remote() for a in self.actors]))  # waits for every engine
+            described = ray.get([a.describe.remote() for a in self.actors])  # waits for every engine
         except ray.exceptions.RayError as error:
             self.close()
             raise LocalevalError(f"a Ray replica could not build its engine: {error}") from error
+        fingerprints = {fingerprint for fingerprint, _ in described}
         if len(fingerprints) != 1:
             raise LocalevalError(
                 f"the replicas disagree on the engine ({', '.join(sorted(fingerprints))}): the model folder "
@@ -126,6 +104,9 @@ class RayEngine:
                 "copy it to the same path on every node with `rsync -a`, which keeps the times"
             )
         self._fingerprint = fingerprints.pop()
+        windows = [window for _, window in described if window]
+        self._context_window = min(windows) if windows else None
+        self._counts: dict[tuple[tuple[str, str], ...], int] = {}  # messages -> a replica's count
         self.shard_sizes: list[list[int]] = []  # per generate call, the size of each shard sent
         self.prompt_tokens = 0
         self.cached_prompt_tokens = 0
@@ -133,6 +114,21 @@ class RayEngine:
     @property
     def fingerprint(self) -> str:
         return self._fingerprint
+
+    @property
+    def context_window(self) -> int | None:
+        """The replicas' context window (the smallest, should their settings differ), asked once at start."""
+        return self._context_window
+
+    def count_prompt_tokens(self, request: Request) -> int:
+        """The prompt's tokens as a replica's own engine counts them; one round trip per distinct prompt."""
+        if request.messages not in self._counts:
+            if not self.actors:
+                raise LocalevalError("no Ray replica is left to count prompt tokens")
+            if len(self._counts) >= COUNT_CACHE_SIZE:
+                self._counts.clear()
+            self._counts[request.messages] = int(self._ray.get(self.actors[0].count_prompt_tokens.remote(request)))
+        return self._counts[request.messages]
 
     @property
     def prefix_cache_hit_rate(self) -> float:
@@ -220,4 +216,4 @@ def shard_bounds(weights: Sequence[float], parts: int) -> list[tuple[int, int]]:
     return list(itertools.pairwise(cuts))
 
 
-__all__ = ["INSTALL_HINT", "EngineSpec", "RayEngine", "Replica", "import_ray", "shard_bounds"]
+__all__ = ["INSTALL_HINT", "RayEngine", "Replica", "SizedFactory", "import_ray", "shard_bounds"]

@@ -15,11 +15,16 @@ Script = Callable[[str, dict[str, Any], Request], Any]
 
 
 class ScriptedEngine:
-    """Answers every request with ``script`` and records every call it receives."""
+    """Answers every request with ``script`` and records every call it receives.
 
-    def __init__(self, script: Script, fingerprint: str = "scripted") -> None:
+    A prompt's tokens are its words. ``context_window`` (default: none) makes asks whose words plus
+    answer budget exceed it come back ``context_too_long`` without reaching the script.
+    """
+
+    def __init__(self, script: Script, fingerprint: str = "scripted", context_window: int | None = None) -> None:
         self.script = script
         self._fingerprint = fingerprint
+        self.context_window = context_window
         self.calls: list[list[Request]] = []
 
     @property
@@ -30,6 +35,10 @@ class ScriptedEngine:
     def requests(self) -> list[Request]:
         """Every request received, over all calls."""
         return [r for call in self.calls for r in call]
+
+    def count_prompt_tokens(self, request: Request) -> int:
+        """The prompt's words, over all its messages."""
+        return sum(len(content.split()) for _, content in request.messages)
 
     def generate(
         self, requests: list[Request], on_result: Callable[[int, Result], None] | None = None
@@ -44,13 +53,15 @@ class ScriptedEngine:
         return results
 
     def _answer(self, request: Request) -> Result:
+        prompt_tokens = self.count_prompt_tokens(request)
+        if self.context_window is not None and prompt_tokens + request.max_tokens > self.context_window:
+            return Result([Choice("", 0, "context_too_long")], prompt_tokens=prompt_tokens)
         data = json.loads(request.messages[-1][1])
         answer = self.script(request.label, data, request)
         answers = answer if isinstance(answer, list) else [answer]
         if len(answers) != request.n:
             raise ValueError(f"script gave {len(answers)} answers for n={request.n} ({request.label})")
         choices = [a if isinstance(a, Choice) else _choice(a) for a in answers]
-        prompt_tokens = sum(len(content.split()) for _, content in request.messages)
         return Result(choices=choices, prompt_tokens=prompt_tokens)
 
 

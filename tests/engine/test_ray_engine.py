@@ -16,7 +16,8 @@ import pytest
 import localeval
 from localeval.embed import HashEmbedder
 from localeval.engine.base import Request
-from localeval.engine.ray_engine import EngineSpec, RayEngine, shard_bounds
+from localeval.engine.build import EngineSpec
+from localeval.engine.ray_engine import RayEngine, shard_bounds
 from localeval.engine.scripted import ScriptedEngine, rule_script
 from localeval.errors import LocalevalError
 
@@ -127,3 +128,50 @@ def test_a_failing_ask_fails_alone(ray_cluster: Any) -> None:
 def test_a_replica_that_cannot_build_its_engine_says_why(ray_cluster: Any) -> None:
     with pytest.raises(LocalevalError, match=r"could not build its engine(.|\n)*localeval\[vllm\]"):
         RayEngine(1, EngineSpec("vllm", "/nowhere/judge"), num_gpus_per_replica=0)  # no vLLM on this node
+
+
+def _windowed(window: int = 2000) -> EngineSpec:
+    """Scripted replicas whose judge holds ``window`` words."""
+    return EngineSpec("scripted", options={"context_window": window})
+
+
+def _river(i: int, context: str) -> dict[str, Any]:
+    return {"id": f"r{i}", "user_input": f"Where does river {i} flow?", "response": f"River {i} flows into lake {i}.",
+            "retrieved_contexts": [context]}
+
+
+@pytest.mark.slow  # starts a local Ray cluster
+def test_the_replicas_window_and_token_count_reach_the_driver(ray_cluster: Any) -> None:
+    engine = RayEngine(2, _windowed())
+    try:
+        request = Request(messages=(("user", "one two three"),), schema={})
+        assert engine.context_window == 2000
+        assert engine.count_prompt_tokens(request) == ScriptedEngine(rule_script).count_prompt_tokens(request) == 3
+    finally:
+        engine.close()
+
+
+@pytest.mark.slow  # starts a local Ray cluster
+def test_long_context_error_on_ray_names_sample_and_metric(ray_cluster: Any) -> None:
+    engine = RayEngine(2, _windowed())
+    try:
+        rows = [_river(0, "River 0 flows into lake 0."), _river(1, "x " * 50_000)]
+        with pytest.raises(LocalevalError, match=r"sample 'r1', faithfulness: .*window is 2000"):
+            localeval.evaluate(rows, metrics="faithfulness", judge=engine, progress=False, long_context="error")
+    finally:
+        engine.close()
+
+
+@pytest.mark.slow  # starts a local Ray cluster
+def test_long_context_truncate_on_ray_cuts_and_records_it(ray_cluster: Any) -> None:
+    engine = RayEngine(2, _windowed())
+    try:
+        long_context = "River 1 flows into lake 1. " + "Filler sentence here. " * 2000
+        result = localeval.evaluate([_river(1, long_context)], metrics="faithfulness", judge=engine,
+                                    progress=False, long_context="truncate")
+        assert result.scores("faithfulness")[0] == 1.0
+        cut = result.output.traces["faithfulness"][0]["truncated_inputs"]
+        assert cut[0]["field"] == "context" and cut[0]["kept_chars"] < cut[0]["from_chars"] == len(long_context)
+        assert engine.prompt_tokens > 0 and all(sum(sizes) > 0 for sizes in engine.shard_sizes)
+    finally:
+        engine.close()

@@ -120,7 +120,8 @@ def test_too_long_prompt_is_never_sent(judge_engine, monkeypatch):
     monkeypatch.setattr(judge_engine, "context_window", window)
     sent = []
     original = judge_engine._decode
-    monkeypatch.setattr(judge_engine, "_decode", lambda rows, shared: (sent.extend(rows), original(rows, shared)))
+    monkeypatch.setattr(judge_engine, "_decode",
+                        lambda rows, shared, finished: (sent.extend(rows), original(rows, shared, finished)))
     first, second = judge_engine.generate([long, short])
     assert first.choices[0].finish_reason == "context_too_long"
     assert (first.choices[0].text, first.choices[0].completion_tokens) == ("", 0)
@@ -202,19 +203,24 @@ def test_prefix_reuse_and_token_budget_batches_give_the_verdicts_of_plain_batche
 
 
 def test_token_budget_splits_batches_by_rows_times_longest_row(judge_engine, monkeypatch):
-    from localeval.engine.transformers_engine import _Row
+    """The engine batches by its own limits (the arithmetic itself: tests/engine/test_batching.py)."""
+    from localeval.engine.transformers.decode import Row
 
-    rows = [_Row(i, list(range(length)), "{}", answer, 0.0, 0) for i, (length, answer) in
+    rows = [Row(i, list(range(length)), "{}", answer, 0.0, 0) for i, (length, answer) in
             enumerate([(100, 50), (90, 50), (40, 10), (30, 10), (20, 10), (10, 10)])]
+    monkeypatch.setattr(judge_engine, "prefix_reuse", False)  # the rows share a prefix; batch them by length only
+
+    def batches() -> list[list[int]]:
+        return [[r.request for r in b] for b, shared in judge_engine._batches(rows) if shared == 0]
+
     monkeypatch.setattr(judge_engine, "batch_size", 16)
     monkeypatch.setattr(judge_engine, "batch_tokens", 300)
-    batches = judge_engine._split(rows, 0)
     # 2 x (100 + 50) = 300 fits; a third row would make 3 x 150; then 4 x (40 + 10) = 200 and so on.
-    assert [[r.request for r in b] for b in batches] == [[0, 1], [2, 3, 4, 5]]
+    assert batches() == [[0, 1], [2, 3, 4, 5]]
     monkeypatch.setattr(judge_engine, "batch_size", 3)
-    assert [[r.request for r in b] for b in judge_engine._split(rows, 0)] == [[0, 1], [2, 3, 4], [5]]
+    assert batches() == [[0, 1], [2, 3, 4], [5]]
     monkeypatch.setattr(judge_engine, "batch_tokens", None)
-    assert [len(b) for b in judge_engine._split(rows, 0)] == [3, 3]
+    assert [len(b) for b in batches()] == [3, 3]
 
 
 def test_each_ask_is_reported_the_moment_its_row_finishes(judge_engine, monkeypatch):

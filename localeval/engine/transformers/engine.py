@@ -1,0 +1,159 @@
+"""The judge on transformers: length-sorted batches decoded under each request's JSON-schema grammar.
+
+The decode loop is our own (KV cache with preallocated room, left padding, per-row grammar, per-row
+seeded sampling), so a row leaves the batch the moment its JSON is complete and the rest go on
+without it. Asks of one prompt share its instruction and examples: that prefix is computed once.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from collections import Counter, defaultdict
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from localeval.engine.base import Choice, Request, Result
+from localeval.engine.grammar import make_backend, schema_text
+from localeval.engine.transformers.batching import plan_batches
+from localeval.engine.transformers.decode import Row, decode_batch
+from localeval.engine.transformers.kv_cache import PrefixCache
+from localeval.engine.transformers.loading import load_model
+from localeval.models import model_fingerprint
+
+if TYPE_CHECKING:
+    import torch
+
+
+class TransformersEngine:
+    """A local causal LM behind :class:`~localeval.engine.base.JudgeEngine`, constrained by a grammar.
+
+    Batches hold at most ``batch_size`` rows and, when ``batch_tokens`` is set, at most that many
+    tokens counted as rows x (longest prompt tail + longest answer budget): short asks travel
+    together in large batches, long ones in small batches that waste little on padding.
+    ``prefix_reuse=False`` prefills every prompt in full (for comparison; same answers).
+    ``max_new_tokens`` replaces every request's ``max_tokens`` when set. ``threads`` sets torch's
+    (process-wide) thread count; unset, torch keeps one per core when OpenMP threads wait passively
+    (localeval sets that on import, before torch loads), else 1: threads that spin for each other
+    on a shared CPU lose badly (``localeval.cpu_threads``, benchmarks/threads.py).
+
+    ``profile`` adds up, over the engine's life, the seconds spent in each part of the work (prefill
+    of shared prefixes and of each ask's own tokens, decode steps, grammar masking) and the token
+    counts; with ``record=True`` every decoded batch is kept in ``batches`` (prompt and answer
+    tokens), so a benchmark can time the model's bare forward passes over the same tokens.
+    """
+
+    def __init__(
+        self,
+        model_dir: Path | str,
+        *,
+        grammar: str = "xgrammar",
+        batch_size: int = 16,
+        batch_tokens: int | None = 16384,
+        prefix_reuse: bool = True,
+        max_new_tokens: int | None = None,
+        threads: int | None = None,
+        device: str = "cpu",
+        trust_remote_code: bool = False,
+        dtype: Any = None,
+        record: bool = False,
+    ) -> None:
+        self.loaded = load_model(Path(model_dir), threads=threads, device=device,
+                                 trust_remote_code=trust_remote_code, dtype=dtype)
+        self.model_dir = Path(model_dir)
+        self.batch_size = max(1, batch_size)
+        self.batch_tokens = batch_tokens
+        self.prefix_reuse = prefix_reuse
+        self.max_new_tokens = max_new_tokens
+        self.model, self.tokenizer, self.device = self.loaded.model, self.loaded.tokenizer, self.loaded.device
+        self.dtype = self.loaded.dtype
+        self.vocab_size = self.loaded.vocab_size
+        self.context_window = self.loaded.context_window
+        self.pad_token_id = self.loaded.pad_token_id
+        self.grammar = make_backend(grammar, self.tokenizer, self.vocab_size, self.loaded.stop_ids)
+        self._encode = functools.lru_cache(maxsize=4096)(self._encode_uncached)
+        self.profile: defaultdict[str, float] = defaultdict(float)
+        self.prefixes = PrefixCache(self.loaded, self.profile)
+        self.record = record
+        self.batches: list[list[tuple[tuple[int, ...], tuple[int, ...]]]] = []
+
+    @functools.cached_property
+    def fingerprint(self) -> str:
+        """Model files and dtype; the grammar backend is left out (same constrained answers)."""
+        return f"transformers:{model_fingerprint(self.model_dir)}:{self.dtype}"
+
+    def _encode_uncached(self, messages: tuple[tuple[str, str], ...]) -> tuple[int, ...]:
+        chat = [{"role": role, "content": content} for role, content in messages]
+        text = self.tokenizer.apply_chat_template(chat, add_generation_prompt=True, tokenize=False)
+        return tuple(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    def count_prompt_tokens(self, request: Request) -> int:
+        """The prompt's length in tokens once the chat template is applied."""
+        return len(self._encode(request.messages))
+
+    def generate(self, requests: list[Request], on_result: Callable[[int, Result], None] | None = None) -> list[Result]:
+        """Answer every request, in the same order; asks that do not fit the context never run.
+
+        ``on_result(i, result)`` is called as soon as request ``i`` is answered: the moment the last
+        of its rows leaves the decode loop, while the rest of its batch goes on.
+        """
+        started = time.perf_counter()
+        results: list[Result | None] = [None] * len(requests)
+
+        def done(i: int, result: Result) -> None:
+            results[i] = result
+            if on_result is not None:
+                on_result(i, result)
+
+        rows: list[Row] = []
+        for i, req in enumerate(requests):
+            ids = list(self._encode(req.messages))
+            budget = self.max_new_tokens or req.max_tokens
+            if len(ids) + budget > self.context_window:
+                done(i, Result([Choice("", 0, "context_too_long")], prompt_tokens=len(ids)))
+                continue
+            schema = schema_text(req.schema)
+            for k in range(req.n if req.temperature > 0 else 1):
+                rows.append(Row(i, ids, schema, budget, req.temperature, req.seed + k))
+        by_request: dict[int, list[Row]] = {}
+        for row in rows:
+            by_request.setdefault(row.request, []).append(row)
+        waiting = Counter(r.request for r in rows)
+
+        def finished(row: Row) -> None:
+            waiting[row.request] -= 1
+            if waiting[row.request] == 0:
+                done(row.request, self._result(requests[row.request], by_request[row.request]))
+
+        for batch, shared in self._batches(rows):
+            self._decode(batch, shared, finished)
+            if self.record:
+                self.batches.append([(tuple(r.ids), tuple(r.tokens)) for r in batch])
+        self.profile["generate_seconds"] += time.perf_counter() - started
+        return [r for r in results if r is not None]
+
+    def _batches(self, rows: list[Row]) -> list[tuple[list[Row], int]]:
+        """Batches of similar length under this engine's limits, each with the prefix its rows share."""
+        plan = plan_batches([r.ids for r in rows], [r.max_tokens for r in rows], self.batch_size,
+                            self.batch_tokens, self.prefix_reuse and self.loaded.plain_layers)
+        return [([rows[k] for k in batch], shared) for batch, shared in plan]
+
+    def _decode(self, rows: list[Row], shared: int = 0, finished: Callable[[Row], None] | None = None) -> None:
+        """Decode one batch in place under this engine's grammar; ``finished(row)`` as each row completes."""
+        decode_batch(self.loaded, self.grammar, rows, shared, self.prefixes, self.profile, finished)
+
+    def _forward(self, ids: torch.Tensor, mask: torch.Tensor, positions: torch.Tensor, cache: Any) -> torch.Tensor:
+        """Logits of the last position of every row, float32 (for benchmarks timing bare passes)."""
+        return self.loaded.forward(ids, mask, positions, cache)
+
+    def _result(self, request: Request, rows: list[Row]) -> Result:
+        own = sorted(rows, key=lambda r: r.seed)
+        choices = [self._choice(r) for r in own]
+        if request.temperature <= 0:
+            choices = choices * request.n  # greedy: the n answers are one answer
+        return Result(choices, prompt_tokens=len(own[0].ids), cached_prompt_tokens=own[0].cached)
+
+    def _choice(self, row: Row) -> Choice:
+        text = self.tokenizer.decode(row.tokens, skip_special_tokens=True)
+        return Choice(str(text), len(row.tokens), row.finish)

@@ -1,0 +1,105 @@
+"""Loading a causal LM and its tokenizer from a local folder, and the facts the decode loop needs."""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from localeval.cpu_threads import default_threads
+from localeval.errors import LocalevalError
+from localeval.models import check_model_folder, set_offline
+
+if TYPE_CHECKING:
+    import torch
+
+
+@dataclass
+class LoadedModel:
+    """A causal LM on its device, with its tokenizer and what decoding it needs to know."""
+
+    model: Any
+    tokenizer: Any
+    device: torch.device
+    dtype: str  # e.g. float32
+    vocab_size: int
+    context_window: int
+    stop_ids: list[int]
+    pad_token_id: int
+    cache_kwarg: str  # the forward's name for the key/value cache
+    plain_layers: bool  # every cache layer is a plain one: preallocated room and prefix reuse work
+
+    def forward(self, ids: torch.Tensor, mask: torch.Tensor, positions: torch.Tensor, cache: Any) -> torch.Tensor:
+        """Logits of the last position of every row, float32."""
+        out = self.model(
+            input_ids=ids,
+            attention_mask=mask,
+            position_ids=positions,
+            use_cache=True,
+            logits_to_keep=1,
+            **{self.cache_kwarg: cache},
+        )
+        return out.logits[:, -1, :].float()
+
+
+def load_model(model_dir: Path, *, threads: int | None, device: str, trust_remote_code: bool,
+               dtype: Any) -> LoadedModel:
+    """The model in ``model_dir`` (checked first, loaded offline) on ``device``; ``threads`` sets torch's."""
+    check_model_folder(model_dir, "judge")  # a clear error before transformers sees the folder
+    set_offline()
+    if threads is None and str(device).startswith("cpu"):
+        threads = default_threads()
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer, DynamicCache
+    from transformers.cache_utils import DynamicLayer
+
+    if threads:
+        torch.set_num_threads(threads)
+    where = torch.device(device)
+    if dtype is None:  # CPUs without bf16 units are fastest in float32
+        dtype = torch.float32 if where.type == "cpu" else "auto"
+    elif isinstance(dtype, str) and dtype != "auto":
+        dtype = getattr(torch, dtype)
+    tokenizer = AutoTokenizer.from_pretrained(model_dir, local_files_only=True, trust_remote_code=trust_remote_code)
+    if not tokenizer.chat_template:
+        raise LocalevalError(
+            f"The tokenizer in {model_dir} has no chat template; use an instruct model folder "
+            "(its tokenizer_config.json or chat_template.jinja must define one)."
+        )
+    model = AutoModelForCausalLM.from_pretrained(
+        model_dir,
+        local_files_only=True,
+        trust_remote_code=trust_remote_code,
+        dtype=dtype,
+        device_map=str(where),
+    )
+    model.eval()
+    config = model.config
+    stop = stop_token_ids(model, tokenizer)
+    forward_parameters = inspect.signature(model.forward).parameters
+    return LoadedModel(
+        model=model,
+        tokenizer=tokenizer,
+        device=where,
+        dtype=str(model.dtype).removeprefix("torch."),
+        vocab_size=int(model.get_output_embeddings().weight.shape[0]),
+        context_window=int(getattr(config, "max_position_embeddings", 0) or 2048),
+        stop_ids=stop,
+        pad_token_id=tokenizer.pad_token_id if tokenizer.pad_token_id is not None else stop[0],
+        cache_kwarg="cache" if "cache" in forward_parameters else "past_key_values",  # transformers < 5.x
+        # Preallocated layers and prefix reuse need plain layers (no sliding window, no linear attention).
+        plain_layers=all(type(layer) is DynamicLayer for layer in DynamicCache(config=config).layers),
+    )
+
+
+def stop_token_ids(model: Any, tokenizer: Any) -> list[int]:
+    """End-of-turn tokens: the generation config's eos ids, then the tokenizer's."""
+    ids: list[int] = []
+    eos = getattr(model.generation_config, "eos_token_id", None)
+    for value in [*(eos if isinstance(eos, list) else [eos]), tokenizer.eos_token_id]:
+        if value is not None and int(value) not in ids:
+            ids.append(int(value))
+    if not ids:
+        raise LocalevalError("the model defines no end-of-sequence token; cannot end a constrained answer")
+    return ids

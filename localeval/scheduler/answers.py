@@ -1,0 +1,69 @@
+"""Answers as the cache stores them, which of them are stored, and what a generator is sent back."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from localeval.engine.base import Result
+from localeval.nan import NanReason
+from localeval.steps import Ask
+
+
+class AskFailed(Exception):
+    """An answer a generator needs could not be had; the sample's score becomes NaN."""
+
+    def __init__(self, reason: NanReason, detail: str = "") -> None:
+        super().__init__(detail or reason)
+        self.reason: NanReason = reason
+
+
+def answer_dict(result: Result) -> dict[str, Any]:
+    """An engine result as the cache stores it."""
+    return {
+        "choices": [{"text": c.text, "completion_tokens": c.completion_tokens,
+                     "finish_reason": c.finish_reason} for c in result.choices],
+        "prompt_tokens": result.prompt_tokens,
+        "cached_prompt_tokens": result.cached_prompt_tokens,
+        "error": result.error,
+    }
+
+
+def too_long_answer(why: str) -> dict[str, Any]:
+    """The answer of an ask that was not sent because it does not fit the context window."""
+    return {"choices": [{"text": "", "completion_tokens": 0, "finish_reason": "context_too_long"}],
+            "prompt_tokens": 0, "cached_prompt_tokens": 0, "error": None, "detail": why}
+
+
+def storable(answer: dict[str, Any], final: bool) -> bool:
+    """What is cached: complete answers, and answers still cut off after the retry (deterministic,
+    so a rerun would only repeat them). Engine errors, first cut-off answers and asks too long for
+    the window are not: the next run asks again (perhaps with a larger window)."""
+    if answer["error"]:
+        return False
+    reasons = {c["finish_reason"] for c in answer["choices"]}
+    return reasons <= {"stop"} or (final and reasons <= {"stop", "length"})
+
+
+def cut_off(answer: dict[str, Any]) -> bool:
+    """Whether any choice of the answer hit its token budget."""
+    return any(c["finish_reason"] == "length" for c in answer["choices"])
+
+
+def parse_answer(ask: Ask, answer: dict[str, Any], voted: bool) -> Any:
+    """What the generator is sent: the parsed answer, the vote of several, or n of them; else AskFailed."""
+    if answer.get("error"):
+        raise AskFailed("engine_error", answer["error"])
+    choices = answer["choices"]
+    reasons = {c["finish_reason"] for c in choices}
+    if "context_too_long" in reasons:
+        detail = answer.get("detail") or "the ask does not fit the judge's context window"
+        raise AskFailed("context_too_long", detail)
+    if "length" in reasons:
+        raise AskFailed("truncated", "the answer hit the token limit, also on a retry with a larger budget")
+    try:
+        parsed = [ask.prompt.parse(c["text"]) for c in choices]
+        if voted and ask.prompt.vote is not None:
+            return ask.prompt.vote(parsed)
+    except ValueError as error:
+        raise AskFailed("invalid_output", f"{ask.prompt.name}: {error}") from None
+    return parsed[0] if ask.n is None else tuple(parsed)

@@ -1,0 +1,112 @@
+"""Engine calls: one per batch, cut-off answers asked again with a bigger budget, failing batches bisected."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from localeval.engine.base import JudgeEngine, Request, Result
+from localeval.progress import RunProgress
+from localeval.prompts.base import answer_token_bound
+from localeval.scheduler.answers import answer_dict, cut_off, storable
+from localeval.scheduler.requests import Pending
+from localeval.scheduler.usage import Usage, charge_generation
+from localeval.store.cache import JudgeCache
+
+RETRY_FACTOR = 2  # a truncated answer is asked once more with at least this many times the token budget
+
+
+class Generation:
+    """Sends a round's uncached requests to the engine, stores answers as they come, counts engine calls."""
+
+    def __init__(self, engine: JudgeEngine, cache: JudgeCache, commit_every: int) -> None:
+        self.engine = engine
+        self.cache = cache
+        self.commit_every = commit_every
+        self.calls = 0
+
+    def generate(self, todo: list[Pending], usage: dict[str, Usage], number: int,
+                 shown: RunProgress) -> dict[str, Any]:
+        """Answers by key for every pending request of round ``number``, cut-off ones retried once."""
+        answers: dict[str, Any] = {}
+        retry: list[Pending] = []
+        for attempt in (1, 2):
+            batch = todo if attempt == 1 else retry
+            if not batch:
+                break
+            requests = [p.request for p in batch]
+            store: list[tuple[str, dict[str, Any]]] = []
+            reported: set[int] = set()
+
+            def on_result(i: int, result: Result, batch: list[Pending] = batch,
+                          store: list[tuple[str, dict[str, Any]]] = store, reported: set[int] = reported,
+                          final: bool = attempt == 2) -> None:
+                reported.add(i)
+                shown.finished(i)
+                answer = answer_dict(result)
+                if storable(answer, final):
+                    store.append((batch[i].key, answer))
+                if len(store) >= self.commit_every:
+                    self.cache.put_answers(store)
+                    store.clear()
+
+            shown.begin(number, [self.planned_work(r) for r in requests], retry=attempt == 2)
+            started = time.perf_counter()
+            try:
+                results = self.split(requests, on_result)
+                seconds = time.perf_counter() - started
+                for i, result in enumerate(results):  # an engine that reports nothing per ask: all at its end
+                    if i not in reported:
+                        on_result(i, result)
+            finally:
+                shown.end()
+            self.cache.put_answers(store)
+            charge_generation(usage, [p.askers[0] for p in batch], results, seconds, retry=attempt == 2)
+            retry = []
+            for p, result in zip(batch, results, strict=True):
+                answer = answer_dict(result)
+                if attempt == 1 and cut_off(answer):
+                    bigger = Request(**{**p.request.__dict__, "max_tokens": self.retry_budget(p.request, result)})
+                    retry.append(Pending(p.key, bigger, p.askers))
+                    continue
+                answers[p.key] = answer
+        return answers
+
+    def planned_work(self, request: Request) -> int:
+        """An ask's expected cost in tokens: its prompt, as the engine counts it, plus its answer budget
+        for every row the engine decodes."""
+        prompt = self.engine.count_prompt_tokens(request)
+        rows = request.n if request.temperature > 0 else 1
+        return int(prompt) + request.max_tokens * rows
+
+    def retry_budget(self, request: Request, result: Result) -> int:
+        """A cut-off answer's second budget: enough for any answer its schema allows, where that fits.
+
+        At least twice the first budget; the schema's bound when there is one (so that a judge
+        spelling a reason out letter by letter still reaches its verdict), but no more than the
+        judge's context window leaves beside the prompt.
+        """
+        budget = request.max_tokens * RETRY_FACTOR
+        bound = answer_token_bound(request.schema)
+        if bound is not None:
+            budget = max(budget, bound)
+        window = self.engine.context_window
+        if window and result.prompt_tokens:
+            budget = min(budget, window - result.prompt_tokens)
+        return max(budget, request.max_tokens)
+
+    def split(self, requests: list[Request], on_result: Callable[[int, Result], None]) -> list[Result]:
+        """One engine call; if it raises, split the batch in halves so one bad ask cannot sink a round."""
+        self.calls += 1
+        try:
+            return self.engine.generate(requests, on_result=on_result)
+        except Exception as error:
+            if len(requests) == 1:
+                result = Result(choices=[], prompt_tokens=0, error=f"{type(error).__name__}: {error}")
+                on_result(0, result)
+                return [result]
+            half = len(requests) // 2
+            left = self.split(requests[:half], on_result)
+            right = self.split(requests[half:], lambda i, r: on_result(i + half, r))
+            return left + right
