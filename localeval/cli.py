@@ -8,10 +8,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from localeval.api import JudgeOptions
 from localeval.cli_agree import add_agree_commands
 from localeval.cli_report import add_report_commands
 from localeval.cli_testset import add_testset_commands
+from localeval.config import JudgeOptions
 from localeval.errors import LocalevalError
 from localeval.progress import quiet
 
@@ -42,7 +42,7 @@ def _evaluate(args: argparse.Namespace) -> int:
 
 
 def _rescore(args: argparse.Namespace) -> int:
-    from localeval.rerun import rescore
+    from localeval.rescore import rescore
 
     result = rescore(args.run, progress=not args.no_progress)
     print(result.table())
@@ -54,7 +54,7 @@ def _rescore(args: argparse.Namespace) -> int:
 
 
 def _estimate(args: argparse.Namespace) -> int:
-    from localeval.rerun import estimate
+    from localeval.rescore import estimate
 
     result = estimate(
         args.data, args.metrics, args.judge, args.embedder, sample=args.sample, seed=args.seed,

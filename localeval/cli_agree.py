@@ -33,6 +33,7 @@ def _agree(args: argparse.Namespace) -> int:
         out["agreement"] = report.to_dict()
     if args.pairs is not None:
         from localeval.cli import judge_options, judge_settings
+        from localeval.config import RunConfig
         from localeval.pairs import format_pairs_report, run_pairs
 
         if args.labels is not None:
@@ -41,9 +42,9 @@ def _agree(args: argparse.Namespace) -> int:
         if folder is not None and not folder.is_dir():
             raise LocalevalError(f"--pairs {folder}: no such folder; give the folder that holds ff.csv, ar.csv "
                                  "and cr.csv")
-        pairs = run_pairs(folder, args.judge, args.embedder, limit=args.limit, cache=args.cache,
-                          settings=judge_settings(args), judge_options=judge_options(args),
-                          seed=args.seed, progress=not args.no_progress)
+        config = RunConfig(settings=judge_settings(args), seed=args.seed, engine=judge_options(args))
+        pairs = run_pairs(folder, args.judge, args.embedder, limit=args.limit, cache=args.cache, config=config,
+                          progress=not args.no_progress)
         print(format_pairs_report(pairs))
         out["pairs"] = pairs.to_dict()
     if args.json:

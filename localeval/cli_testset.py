@@ -14,7 +14,8 @@ def default_cache(out: str | Path) -> Path:
 
 
 def _testset(args: argparse.Namespace) -> int:
-    from localeval.api import JudgeOptions, load_embedder, load_judge
+    from localeval.api import load_embedder, load_judge
+    from localeval.config import JudgeOptions, RunConfig
     from localeval.prompts.base import Settings
     from localeval.testset import NOTE, generate_testset
     from localeval.testset.generate import plan_targets
@@ -25,10 +26,11 @@ def _testset(args: argparse.Namespace) -> int:
     judge = load_judge(args.judge, JudgeOptions(grammar=args.grammar, batch_size=args.batch_size,
                                                 threads=args.threads, trust_remote_code=args.trust_remote_code))
     embedder = load_embedder(args.embedder)
+    config = RunConfig(settings=Settings(reasons=not args.no_reasons), seed=args.seed)
     result = generate_testset(
         args.docs, args.size, judge=judge, embedder=embedder, mix=args.mix, unanswerable=args.unanswerable,
-        styles=styles, seed=args.seed, cache=None if args.no_cache else (args.cache or default_cache(out)),
-        graph_out=args.graph_out, settings=Settings(reasons=not args.no_reasons), min_support=args.min_support,
+        styles=styles, config=config, cache=None if args.no_cache else (args.cache or default_cache(out)),
+        graph_out=args.graph_out, min_support=args.min_support,
         max_chars=args.chunk_chars, min_chars=args.min_chunk_chars, max_waves=args.max_waves,
         progress=not args.no_progress,
     )

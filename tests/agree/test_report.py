@@ -14,6 +14,7 @@ import pytest
 import localeval
 from localeval.agree.report import agree, format_agreement
 from localeval.cli_agree import add_agree_commands
+from localeval.config import JudgeOptions, RunConfig
 from localeval.data.errors import DataError
 from localeval.engine.scripted import ScriptedEngine, rule_script
 from localeval.errors import LocalevalError
@@ -188,7 +189,7 @@ def test_cli_pairs_with_a_scripted_judge(tmp_path: Path, monkeypatch: pytest.Mon
     out = capsys.readouterr().out
     judge, options = loaded
     assert judge == "models/j" and "ff.csv" in out and "faithfulness" in out
-    assert isinstance(options, api.JudgeOptions) and (options.engine, options.threads, options.batch_size) == (
+    assert isinstance(options, JudgeOptions) and (options.engine, options.threads, options.batch_size) == (
         "transformers", 1, 4)
     data = json.loads((tmp_path / "p.json").read_text())
     assert data["pairs"]["files"][0]["pairs"] == 2 and data["pairs"]["files"][0]["accuracy"] == 1.0
@@ -207,6 +208,8 @@ def test_cli_pairs_without_a_folder_uses_the_default(monkeypatch: pytest.MonkeyP
     monkeypatch.setattr(pairs, "run_pairs", fake_run_pairs)
     assert _agree_cli(["--pairs", "--no-reasons", "--max-examples", "1"]) == 0
     assert seen["folder"] is None and seen["judge"] is None and seen["limit"] is None
-    settings = seen["settings"]
+    config = seen["config"]
+    assert isinstance(config, RunConfig)
+    settings = config.settings
     assert isinstance(settings, Settings) and not settings.reasons and settings.max_examples == 1
     assert "judge: fake" in capsys.readouterr().out
