@@ -3,17 +3,17 @@ and the ``agree`` command through a throwaway parser."""
 
 from __future__ import annotations
 
-import argparse
 import csv
 import json
 import math
+import re
 from pathlib import Path
 
 import pytest
 
 import localeval
 from localeval.agree.report import agree, format_agreement
-from localeval.cli_agree import add_agree_commands
+from localeval.cli import main
 from localeval.config import JudgeOptions, RunConfig
 from localeval.data.errors import DataError
 from localeval.engine.scripted import ScriptedEngine, rule_script
@@ -137,11 +137,7 @@ def test_mismatches_are_errors(tmp_path: Path, run: Path) -> None:
 
 
 def _agree_cli(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="localeval")
-    add_agree_commands(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(["agree", *argv])
-    code: int = args.func(args)
-    return code
+    return main(["agree", *argv])
 
 
 def test_cli_prints_the_report_and_writes_json(tmp_path: Path, run: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -159,9 +155,10 @@ def test_cli_prints_the_report_and_writes_json(tmp_path: Path, run: Path, capsys
     (["labels.jsonl", "run", "--judge", "models/x"], "--judge only apply with --pairs"),
     (["--pairs", "/no/such/folder"], "no such folder"),
 ])
-def test_cli_errors(argv: list[str], message: str) -> None:
-    with pytest.raises(LocalevalError, match=message):
-        _agree_cli(argv)
+def test_cli_errors(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert _agree_cli(argv) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("localeval: ") and re.search(message, err), err
 
 
 def test_cli_pairs_with_a_scripted_judge(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
