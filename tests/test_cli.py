@@ -10,6 +10,7 @@ import typer
 from localeval.cli import main
 from localeval.cli.app import build_app
 from localeval.cli.shared import CACHE_FILE, ENGINE, JUDGE, PROGRESS, rewrite_argv
+from localeval.errors import LocalevalError
 
 COMMANDS = [["evaluate"], ["estimate"], ["rescore"], ["models", "prepare"], ["report"], ["compare"], ["gate"],
             ["diagnose"], ["agree"], ["testset"], ["metrics"]]
@@ -78,7 +79,7 @@ def test_testset_takes_every_engine_option(monkeypatch: pytest.MonkeyPatch, tmp_
 
     def load_judge(path: object, options: object = None) -> None:
         seen.append(options)
-        raise localeval.errors.LocalevalError("stopped after reading the command line")
+        raise LocalevalError("stopped after reading the command line")
 
     monkeypatch.setattr(localeval.api, "load_judge", load_judge)
     assert main(["testset", str(tmp_path), "--size", "2", "--out", str(tmp_path / "t.jsonl"), "--engine", "vllm",
@@ -103,3 +104,16 @@ def test_argparse_forms_are_read() -> None:
     assert rewrite_argv(["--pairs", "dir"], {"--pairs": "(d)"}, ()) == ["--pairs", "dir"]
     assert rewrite_argv(["--no-worse", "a", "b", "-v"], {}, ["--no-worse"]) == [
         "--no-worse", "a", "--no-worse", "b", "-v"]
+
+
+def test_an_interrupt_exits_130_with_how_to_resume(monkeypatch: pytest.MonkeyPatch,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    import localeval.api
+
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(localeval.api, "evaluate_run", interrupted)
+    assert main(["evaluate", "data.jsonl", "--out", "x", "--no-progress"]) == 130
+    assert capsys.readouterr().err.strip() == ("localeval: interrupted; rerun the same command to resume from the "
+                                               "judge cache")

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_runs import _rows  # the same small rows
 
 import localeval.api
 from localeval import evaluate
@@ -20,19 +21,6 @@ from localeval.prompts.base import Settings
 from localeval.rescore import estimate_run, rescore
 
 METRICS = "faithfulness,context_precision,answer_relevancy,factual_correctness:mode=precision"
-
-
-def _rows(n: int) -> list[dict[str, Any]]:
-    return [
-        {
-            "id": f"r{i}",
-            "user_input": f"What does river {i} flow into?",
-            "response": f"River {i} flows into lake {i}. River {i} is cold.",
-            "reference": f"River {i} flows into lake {i}.",
-            "retrieved_contexts": [f"River {i} flows into lake {i}.", "Owls hunt at night."],
-        }
-        for i in range(n)
-    ]
 
 
 def _flip(answer: Any) -> Any:
