@@ -40,6 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default=str(RESULTS / "agreement.json"))
     args = parser.parse_args(argv)
 
+    from localeval.config import JudgeOptions, RunConfig
     from localeval.pairs import PairsReport, format_pairs_report, run_pairs
     from localeval.prompts import Settings
 
@@ -62,8 +63,9 @@ def main(argv: list[str] | None = None) -> int:
         if len(report.files) < len(files):
             save(report, partial=True)
 
-    report = run_pairs(args.pairs, judge, embedder, limit=args.limit, settings=settings, files=files,
-                       chunk_sentences=args.chunk_sentences, judge_options=options, cache=args.cache,
+    report = run_pairs(args.pairs, judge, embedder, limit=args.limit, files=files,
+                       config=RunConfig(settings=settings, engine=options or JudgeOptions()),
+                       chunk_sentences=args.chunk_sentences, cache=args.cache,
                        merge_nli=args.merge_nli, offset=args.offset, on_file=saved_so_far)
     print(format_pairs_report(report))
     print(f"machine: {machine_line(machine)}")

@@ -70,7 +70,7 @@ def add_judge_arguments(parser: argparse.ArgumentParser) -> None:
 
 def localeval_models(args: argparse.Namespace) -> tuple[Any, Any, Any]:
     """(judge, embedder, judge options) for ``localeval.evaluate`` from the command line."""
-    from localeval.api import JudgeOptions
+    from localeval.config import JudgeOptions
 
     if args.engine == "scripted":
         from localeval.embed import HashEmbedder

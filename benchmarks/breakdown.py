@@ -76,7 +76,8 @@ def raw_forward_seconds(engine: Any, batches: list[list[tuple[tuple[int, ...], t
 
 def profile(args: argparse.Namespace) -> dict[str, Any]:
     import localeval
-    from localeval.api import JudgeOptions, load_judge
+    from localeval.api import load_judge
+    from localeval.config import JudgeOptions
     from localeval.prompts import Settings
 
     samples = build_samples(args.n, seed=args.seed, top_k=args.top_k)

@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 
 from localeval import evaluate
-from localeval.api import JudgeOptions
+from localeval.config import JudgeOptions
 from localeval.nan import Nan
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -99,6 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     from localeval.api import load_judge
+    from localeval.config import RunConfig
     from localeval.pairs import run_pairs
     from localeval.prompts import Settings
 
@@ -116,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.default_from:
         chosen = [(name, values) for name, values in chosen if values]
     for name, values in chosen:
-        report = run_pairs(args.pairs, judge, embedder, limit=args.limit, settings=Settings(**values),
+        report = run_pairs(args.pairs, judge, embedder, limit=args.limit, config=RunConfig(settings=Settings(**values)),
                            files=args.files.split(","))
         rows.append({"name": name, **report.to_dict()})
         print(f"{name}: " + ", ".join(f"{f.file} {f.accuracy:.2f}" for f in report.files)

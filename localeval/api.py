@@ -6,10 +6,11 @@ import contextlib
 import platform
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from localeval.config import JudgeOptions, RunConfig, build_config, model_object
 from localeval.data import Sample, load_samples, samples_from_records, validate
 from localeval.engine.base import JudgeEngine
 from localeval.metrics.registry import MetricSpec, parse_metrics
@@ -19,28 +20,13 @@ from localeval.progress import quiet, stderr_is_terminal
 from localeval.prompts.base import Settings
 from localeval.report.aggregate import MetricSummary, format_table, summarize
 from localeval.report.strata import stratified_summary
-from localeval.scheduler import RunOutput, Scheduler, Usage, total_usage
+from localeval.scheduler import RunOutput, Usage, total_usage
 from localeval.steps import Outcome
 from localeval.store.cache import JudgeCache
 from localeval.store.run_folder import CACHE, RunLock, write_samples, write_scores, write_summary
 
 if TYPE_CHECKING:
     import pandas as pd
-
-
-@dataclass
-class JudgeOptions:
-    """How to load the judge when it is given as a folder."""
-
-    engine: str = "transformers"  # transformers | vllm | scripted engines are passed as objects
-    grammar: str = "xgrammar"
-    batch_size: int = 16  # transformers: most rows in a batch
-    batch_tokens: int | None = 16384  # transformers: token budget of a batch (None: rows only)
-    threads: int | None = None
-    trust_remote_code: bool = False
-    replicas: int = 1  # ray-vllm: engine replicas
-    ray_address: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict)  # passed to the engine's constructor
 
 
 def load_judge(judge: str | Path | None, options: JudgeOptions | None = None) -> JudgeEngine:
@@ -227,54 +213,67 @@ def evaluate(
     with ``on_missing="nan"`` a sample lacking a field a metric needs scores ``Nan("missing_field")``
     for that metric instead, and the other metrics and samples are scored as usual.
     """
-    specs = parse_metrics(metrics)
-    if on_missing not in ("error", "nan"):
-        raise ValueError("on_missing must be 'error' or 'nan'")
-    rows = as_samples(samples, specs if on_missing == "error" else None)
-    settings = settings or Settings()
+    config = build_config(metrics, judge, embedder, settings=settings, seed=seed, long_context=long_context,
+                          on_missing=on_missing, judge_options=judge_options)
+    return evaluate_run(samples, config, judge=model_object(judge), embedder=model_object(embedder), out=out,
+                        cache=cache, progress=progress, report=report)
+
+
+def evaluate_run(
+    samples: str | Path | Iterable[Sample | Mapping[str, Any]],
+    config: RunConfig,
+    *,
+    judge: JudgeEngine | None = None,
+    embedder: Any = None,
+    out: str | Path | None = None,
+    cache: str | Path | bool = True,
+    progress: bool = True,
+    report: bool = True,
+) -> EvaluationResult:
+    """Score samples as ``config`` says; ``judge`` and ``embedder``: loaded objects (None: load the config's)."""
+    specs = parse_metrics(list(config.metrics) or None)
+    rows = as_samples(samples, specs if config.on_missing == "error" else None)
     started = time.time()
     needs_judge = any(s.definition.judge for s in specs)
     needs_embedder = any(s.definition.embedder for s in specs)
-    engine = judge if judge is not None and not isinstance(judge, str | Path) else None
-    emb = embedder if embedder is not None and not isinstance(embedder, str | Path) else None
+    engine, emb = judge, embedder
     # Both folders are found and checked before either model is loaded.
-    judge_dir = resolve_model(judge, "judge") if needs_judge and engine is None else None  # type: ignore[arg-type]
-    embedder_dir = resolve_model(embedder, "embedder") if needs_embedder and emb is None else None
+    judge_dir = resolve_model(config.judge, "judge") if needs_judge and engine is None else None
+    embedder_dir = resolve_model(config.embedder, "embedder") if needs_embedder and emb is None else None
     # progress=False: no loading bars or library warnings either; off a terminal, no loading bars
     with quiet(not progress or not stderr_is_terminal(), bars_only=progress):
         if judge_dir is not None:
-            engine = load_judge(judge_dir, judge_options)
+            engine = load_judge(judge_dir, config.engine)
         if embedder_dir is not None:
             emb = load_embedder(embedder_dir)
+    config = config.with_models(engine if needs_judge else None, emb if needs_embedder else None)
     lock = RunLock(Path(out)) if out is not None else contextlib.nullcontext()
     with lock:
-        return _evaluate_locked(rows, specs, engine, emb, needs_judge, needs_embedder, out, cache, settings, seed,
-                                progress, on_missing, report, long_context, started)
+        return _evaluate_locked(rows, specs, config, engine, emb, out=out, cache=cache, progress=progress,
+                                report=report, started=started)
 
 
 def _evaluate_locked(
-    rows: list[Sample], specs: list[MetricSpec], engine: Any, emb: Any, needs_judge: bool, needs_embedder: bool,
-    out: str | Path | None, cache: str | Path | bool, settings: Settings, seed: int, progress: bool,
-    on_missing: str, report: bool, long_context: str, started: float,
+    rows: list[Sample], specs: list[MetricSpec], config: RunConfig, engine: Any, emb: Any, *,
+    out: str | Path | None, cache: str | Path | bool, progress: bool, report: bool, started: float,
 ) -> EvaluationResult:
     store = _open_cache(cache, out)
     try:
-        skip = missing_field_skips(rows, specs)
-        scheduler = Scheduler(engine, emb, store, settings, seed=seed, progress=progress, long_context=long_context)
-        output = scheduler.run(rows, specs, skip=skip)
+        scheduler = config.scheduler(engine, emb, store, progress)
+        output = scheduler.run(rows, specs, skip=missing_field_skips(rows, specs))
     finally:
         store.close()
     info = {
         "metrics": [s.name for s in specs],
         "metric_specs": [s.canonical() for s in specs],
-        "judge": getattr(engine, "fingerprint", None) if needs_judge else None,
-        "embedder": getattr(emb, "fingerprint", None) if needs_embedder else None,
-        "settings": {"reasons": settings.reasons, "max_examples": settings.max_examples, "seed": seed},
-        "on_missing": on_missing,
-        "long_context": long_context,
+        "judge": config.judge_fingerprint,
+        "embedder": config.embedder_fingerprint,
+        "on_missing": config.on_missing,
+        "long_context": config.long_context,
         "cache": str(store.path) if store.enabled else None,
         "started": time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(started)),
         "machine": f"{platform.system()} {platform.machine()}, python {platform.python_version()}",
+        "config": config.to_dict(),
     }
     result = EvaluationResult(rows, specs, output, info)
     if out is not None:

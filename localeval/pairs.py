@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
+from localeval.config import RunConfig
 from localeval.data.sample import Sample
 from localeval.errors import LocalevalError
 from localeval.metrics.context_precision import precision_at_k_score
@@ -38,14 +39,13 @@ from localeval.metrics.faithfulness import supported_ratio
 from localeval.metrics.registry import MetricDef, MetricSpec, parse_metric
 from localeval.nan import Nan
 from localeval.prompts import NLI, STATEMENTS, NLIInput, StatementsInput
-from localeval.prompts.base import DEFAULT_SETTINGS, Prompt, Settings, Verdict, verdict_schema, vote_field
+from localeval.prompts.base import Prompt, Verdict, verdict_schema, vote_field
 from localeval.report.aggregate import bootstrap_mean_ci
 from localeval.scheduler import Scheduler, total_usage
 from localeval.steps import Ask, Steps
 from localeval.store.cache import JudgeCache
 
 if TYPE_CHECKING:
-    from localeval.api import JudgeOptions
     from localeval.engine.base import JudgeEngine
 
 FILES: dict[str, tuple[str, tuple[str, ...]]] = {  # file stem -> (metric, columns it needs)
@@ -363,13 +363,11 @@ def run_pairs(
     judge: str | Path | JudgeEngine | None = None,
     embedder: str | Path | Any | None = None,
     limit: int | None = None,
-    settings: Settings | None = None,
+    config: RunConfig | None = None,
     *,
     files: Sequence[str] = ("ff", "ar", "cr"),
     chunk_sentences: int = 1,
-    judge_options: JudgeOptions | None = None,
     cache: str | Path | None = None,
-    seed: int = 0,
     progress: bool = False,
     merge_nli: bool = False,
     offset: int = 0,
@@ -393,13 +391,14 @@ def run_pairs(
     present = [f for f in files if (base / f"{f}.csv").is_file()]
     if not present:
         raise LocalevalError(f"{base}: none of {', '.join(f + '.csv' for f in files)} found")
-    settings = settings or DEFAULT_SETTINGS
+    config = config or RunConfig()
+    settings, seed = config.settings, config.seed
     engine = judge if judge is not None and not isinstance(judge, str | Path) else None
     emb = embedder if embedder is not None and not isinstance(embedder, str | Path) else None
     if emb is None and "ar" in present:  # a wrong embedder folder fails before the judge loads
         embedder = api.resolve_model(embedder, "embedder")
     if engine is None:
-        engine = api.load_judge(judge, judge_options)  # type: ignore[arg-type]
+        engine = api.load_judge(judge, config.engine)  # type: ignore[arg-type]
     if emb is None and "ar" in present:
         emb = api.load_embedder(embedder)
     store = JudgeCache(Path(cache)) if cache is not None else JudgeCache.disabled()

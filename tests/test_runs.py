@@ -19,7 +19,7 @@ from localeval.cli import main
 from localeval.engine.base import Choice
 from localeval.engine.scripted import ScriptedEngine, rule_script
 from localeval.nan import NAN_REASONS, Nan
-from localeval.rerun import estimate, rescore
+from localeval.rescore import estimate, rescore
 
 WORKER = Path(__file__).with_name("runs_worker.py")
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from localeval.config import RunConfig
 from localeval.data.sample import Sample
 from localeval.engine.scripted import ScriptedEngine
 from localeval.errors import LocalevalError
@@ -76,16 +77,27 @@ def test_one_vote_is_the_greedy_answer():
     assert value == pytest.approx(1.0, abs=1e-9)
 
 
-def test_evaluate_and_estimate_take_the_judge_settings_from_the_command_line():
-    from localeval.cli import build_parser, judge_settings
+def test_evaluate_and_estimate_take_the_judge_settings_from_the_command_line(monkeypatch, capsys):
+    import localeval.api
+    import localeval.rescore
+    from localeval.cli import main
 
+    seen: list[Settings] = []
+
+    def fake_run(data: object, config: RunConfig, **kwargs: object) -> None:
+        seen.append(config.settings)
+        raise LocalevalError("stopped after reading the command line")
+
+    monkeypatch.setattr(localeval.api, "evaluate_run", fake_run)
+    monkeypatch.setattr(localeval.rescore, "estimate_run", fake_run)
     for command in ("evaluate", "estimate"):
         extra = ["--out", "runs/x"] if command == "evaluate" else []
-        args = build_parser().parse_args([command, "data.jsonl", *extra, "--no-reasons", "--max-examples", "1",
-                                          "--votes", "3", "--temperature", "0.5"])
-        settings = judge_settings(args)
+        assert main([command, "data.jsonl", *extra, "--no-reasons", "--max-examples", "1",
+                     "--votes", "3", "--temperature", "0.5"]) == 1
+        settings = seen[-1]
         assert (settings.reasons, settings.max_examples, settings.votes, settings.temperature) == (False, 1, 3, 0.5)
-    with pytest.raises(LocalevalError, match="max_examples"):
-        judge_settings(build_parser().parse_args(["evaluate", "data.jsonl", "--out", "x", "--max-examples", "-2"]))
-    defaults = judge_settings(build_parser().parse_args(["evaluate", "data.jsonl", "--out", "runs/x"]))
+    assert main(["evaluate", "data.jsonl", "--out", "x", "--max-examples", "-2"]) == 1
+    assert "max_examples" in capsys.readouterr().err
+    assert main(["evaluate", "data.jsonl", "--out", "runs/x"]) == 1
+    defaults = seen[-1]
     assert (defaults.reasons, defaults.max_examples, defaults.votes) == (True, None, 1)

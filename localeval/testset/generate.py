@@ -21,11 +21,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from localeval.config import RunConfig
 from localeval.engine.base import JudgeEngine
 from localeval.errors import LocalevalError
 from localeval.nan import Nan
 from localeval.prompts import NLI, STATEMENTS, NLIInput, StatementsInput
-from localeval.prompts.base import Settings
 from localeval.scheduler import Scheduler, Usage, total_usage
 from localeval.steps import Ask, Embed, Yielded
 from localeval.store.cache import JudgeCache
@@ -229,13 +229,12 @@ def generate_testset(
     *,
     judge: JudgeEngine | None,
     embedder: Any,
+    config: RunConfig | None = None,
     mix: str | Mapping[str, float] | None = None,
     unanswerable: float = 0.1,
     styles: Sequence[str] = DEFAULT_STYLES,
-    seed: int = 0,
     cache: str | Path | JudgeCache | None = None,
     graph_out: str | Path | None = None,
-    settings: Settings | None = None,
     min_support: float = MIN_SUPPORT,
     max_chars: int = MAX_CHARS,
     overlap: int = OVERLAP,
@@ -249,10 +248,12 @@ def generate_testset(
     """``size`` checked rows from the documents in ``docs_dir``: the mix of answerable types (default single hop
     specific 0.5, multi-hop abstract 0.25, multi-hop specific 0.25) plus an ``unanswerable`` share of the size.
 
+    ``config``: the judge settings and the seed (also of the choices of chunks, entities and styles).
     Deterministic for a seed; with a ``cache`` file a rerun asks the judge nothing it has answered before.
     ``graph_out``: where to save the knowledge graph, reused when documents and embedder match.
     """
     started = time.perf_counter()
+    config = config or RunConfig()
     targets = plan_targets(size, mix, unanswerable, styles)
     docs = read_documents(docs_dir)
     chunks = chunk_documents(docs, max_chars, overlap, min_chars)
@@ -260,7 +261,7 @@ def generate_testset(
     store = cache if isinstance(cache, JudgeCache) else JudgeCache(cache) if cache else JudgeCache.disabled()
     usage: dict[str, Usage] = {}
     try:
-        scheduler = Scheduler(judge, embedder, store, settings or Settings(), seed=seed, progress=progress)
+        scheduler = config.scheduler(judge, embedder, store, progress)
         embedder_id = str(getattr(embedder, "fingerprint", "none"))
         graph = load_matching(graph_out, doc_hash, embedder_id, similarity_threshold) if graph_out else None
         reused = graph is not None
@@ -270,7 +271,7 @@ def generate_testset(
                 graph.save(graph_out)
         if not graph.nodes:
             raise LocalevalError("the judge extracted nothing from any chunk (" + "; ".join(graph.failed[:3]) + ")")
-        kept, rejected, waves = _waves(graph, scheduler, targets, seed, styles, min_support, top_k,
+        kept, rejected, waves = _waves(graph, scheduler, targets, config.seed, styles, min_support, top_k,
                                        oversample, max_waves, usage)
     finally:
         if store is not cache:

@@ -3,17 +3,18 @@ and the ``agree`` command through a throwaway parser."""
 
 from __future__ import annotations
 
-import argparse
 import csv
 import json
 import math
+import re
 from pathlib import Path
 
 import pytest
 
 import localeval
 from localeval.agree.report import agree, format_agreement
-from localeval.cli_agree import add_agree_commands
+from localeval.cli import main
+from localeval.config import JudgeOptions, RunConfig
 from localeval.data.errors import DataError
 from localeval.engine.scripted import ScriptedEngine, rule_script
 from localeval.errors import LocalevalError
@@ -136,11 +137,7 @@ def test_mismatches_are_errors(tmp_path: Path, run: Path) -> None:
 
 
 def _agree_cli(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="localeval")
-    add_agree_commands(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(["agree", *argv])
-    code: int = args.func(args)
-    return code
+    return main(["agree", *argv])
 
 
 def test_cli_prints_the_report_and_writes_json(tmp_path: Path, run: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -158,9 +155,10 @@ def test_cli_prints_the_report_and_writes_json(tmp_path: Path, run: Path, capsys
     (["labels.jsonl", "run", "--judge", "models/x"], "--judge only apply with --pairs"),
     (["--pairs", "/no/such/folder"], "no such folder"),
 ])
-def test_cli_errors(argv: list[str], message: str) -> None:
-    with pytest.raises(LocalevalError, match=message):
-        _agree_cli(argv)
+def test_cli_errors(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert _agree_cli(argv) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("localeval: ") and re.search(message, err), err
 
 
 def test_cli_pairs_with_a_scripted_judge(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -188,7 +186,7 @@ def test_cli_pairs_with_a_scripted_judge(tmp_path: Path, monkeypatch: pytest.Mon
     out = capsys.readouterr().out
     judge, options = loaded
     assert judge == "models/j" and "ff.csv" in out and "faithfulness" in out
-    assert isinstance(options, api.JudgeOptions) and (options.engine, options.threads, options.batch_size) == (
+    assert isinstance(options, JudgeOptions) and (options.engine, options.threads, options.batch_size) == (
         "transformers", 1, 4)
     data = json.loads((tmp_path / "p.json").read_text())
     assert data["pairs"]["files"][0]["pairs"] == 2 and data["pairs"]["files"][0]["accuracy"] == 1.0
@@ -207,6 +205,8 @@ def test_cli_pairs_without_a_folder_uses_the_default(monkeypatch: pytest.MonkeyP
     monkeypatch.setattr(pairs, "run_pairs", fake_run_pairs)
     assert _agree_cli(["--pairs", "--no-reasons", "--max-examples", "1"]) == 0
     assert seen["folder"] is None and seen["judge"] is None and seen["limit"] is None
-    settings = seen["settings"]
+    config = seen["config"]
+    assert isinstance(config, RunConfig)
+    settings = config.settings
     assert isinstance(settings, Settings) and not settings.reasons and settings.max_examples == 1
     assert "judge: fake" in capsys.readouterr().out

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from localeval.errors import LocalevalError
 from localeval.nan import Nan
 from localeval.report.aggregate import summarize
 from localeval.store.run_folder import write_scores, write_summary
@@ -58,27 +56,10 @@ def make_run(tmp_path: Path) -> Callable[..., Path]:
 
 
 def run_cli(argv: Sequence[str]) -> int:
-    """The ``localeval`` command when it has the report commands; otherwise the same through a parser
-    that mirrors its main() (LocalevalError -> exit 1 with the message on stderr)."""
-    import sys
-
+    """The ``localeval`` command (LocalevalError -> exit 1 with the message on stderr)."""
     from localeval import cli
 
-    parser = cli.build_parser()
-    names = next((a.choices for a in parser._actions if isinstance(a, argparse._SubParsersAction)), {})
-    if "gate" in names:
-        return cli.main(list(argv))
-    from localeval.cli_report import add_report_commands
-
-    parser = argparse.ArgumentParser(prog="localeval")
-    add_report_commands(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(list(argv))
-    try:
-        code: int = args.func(args)
-        return code
-    except LocalevalError as error:
-        print(f"localeval: {error}", file=sys.stderr)
-        return 1
+    return cli.main(list(argv))
 
 
 @pytest.fixture

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 from pathlib import Path
 
 import pytest
 
 import localeval.api
-from localeval.cli_testset import add_testset_commands, default_cache
+from localeval.cli import main
+from localeval.cli.testset import default_cache
 from localeval.data import load_samples
 from localeval.embed import HashEmbedder
 from localeval.engine.scripted import ScriptedEngine
@@ -18,11 +18,7 @@ from .fakes import handbook_script
 
 
 def _run(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="localeval")
-    add_testset_commands(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(argv)
-    code: int = args.func(args)
-    return code
+    return main(argv)
 
 
 @pytest.fixture
@@ -69,13 +65,13 @@ def test_rejected_rows_go_next_to_the_output(docs: Path, tmp_path: Path, fakes: 
     assert not default_cache(out).exists()
 
 
-def test_bad_options_are_refused(docs: Path, tmp_path: Path, fakes: list[ScriptedEngine]) -> None:
-    with pytest.raises(SystemExit):
-        _run(["testset", str(docs), "--size", "4", "--out", str(tmp_path / "t.jsonl"), "--unanswerable", "2"])
-    from localeval.errors import LocalevalError
-
-    with pytest.raises(LocalevalError, match="unknown question type"):
-        _run(["testset", str(docs), "--size", "4", "--out", str(tmp_path / "t.jsonl"), "--mix", "simple=1"])
-    with pytest.raises(LocalevalError, match="query style"):
-        _run(["testset", str(docs), "--size", "4", "--out", str(tmp_path / "t.jsonl"), "--styles", "loud"])
+def test_bad_options_are_refused(docs: Path, tmp_path: Path, fakes: list[ScriptedEngine],
+                                 capsys: pytest.CaptureFixture[str]) -> None:
+    assert _run(["testset", str(docs), "--size", "4", "--out", str(tmp_path / "t.jsonl"), "--unanswerable", "2"]) == 2
+    assert "give a share between 0 and 1" in capsys.readouterr().err
+    assert _run(["testset", str(docs), "--size", "4", "--out", str(tmp_path / "t.jsonl"), "--mix", "simple=1"]) == 1
+    assert "localeval: " in (err := capsys.readouterr().err) and "unknown question type" in err
+    assert _run(["testset", str(docs), "--size", "4", "--out", str(tmp_path / "t.jsonl"), "--styles", "loud"]) == 1
+    assert "query style" in capsys.readouterr().err
+    assert fakes == []  # refused before a model loads
     assert fakes == []  # no judge was loaded for bad options

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 import localeval
+from localeval.config import RunConfig
 from localeval.data import load_samples
 from localeval.embed import HashEmbedder
 from localeval.engine.scripted import ScriptedEngine, rule_script
@@ -141,16 +142,18 @@ def test_the_same_seed_gives_the_same_rows_and_a_cached_rerun_asks_nothing(
         docs: Path, tmp_path: Path, embedder: HashEmbedder) -> None:
     cache = tmp_path / "cache.sqlite"
     first_engine = ScriptedEngine(handbook_script)
-    first = generate_testset(docs, 6, judge=first_engine, embedder=embedder, seed=3, cache=cache)
+    seed3 = RunConfig(seed=3)
+    first = generate_testset(docs, 6, judge=first_engine, embedder=embedder, config=seed3, cache=cache)
     assert first_engine.calls
     rerun_engine, rerun_embedder = ScriptedEngine(handbook_script), HashEmbedder()
-    again = generate_testset(docs, 6, judge=rerun_engine, embedder=rerun_embedder, seed=3, cache=cache)
+    again = generate_testset(docs, 6, judge=rerun_engine, embedder=rerun_embedder, config=seed3, cache=cache)
     assert again.rows == first.rows
     assert rerun_engine.calls == [] and rerun_embedder.calls == [] and again.engine_calls == 0
     assert again.usage.cache_hits == first.usage.judge_calls
-    uncached = generate_testset(docs, 6, judge=ScriptedEngine(handbook_script), embedder=HashEmbedder(), seed=3)
+    uncached = generate_testset(docs, 6, judge=ScriptedEngine(handbook_script), embedder=HashEmbedder(), config=seed3)
     assert uncached.rows == first.rows
-    other = generate_testset(docs, 6, judge=ScriptedEngine(handbook_script), embedder=HashEmbedder(), seed=4)
+    other = generate_testset(docs, 6, judge=ScriptedEngine(handbook_script), embedder=HashEmbedder(),
+                             config=RunConfig(seed=4))
     assert [r["user_input"] for r in other.rows] != [r["user_input"] for r in first.rows]
 
 

@@ -9,14 +9,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from localeval.api import EvaluationResult, JudgeOptions, as_samples, evaluate, missing_field_skips
+from localeval.api import EvaluationResult, as_samples, evaluate_run, missing_field_skips
+from localeval.config import JudgeOptions, RunConfig, build_config, model_object
 from localeval.data import load_samples
 from localeval.data.sample import Sample
 from localeval.engine.base import Request, Result, estimate_prompt_tokens
 from localeval.errors import LocalevalError
-from localeval.metrics.registry import parse_metrics
+from localeval.metrics.registry import MetricSpec, parse_metrics
 from localeval.prompts.base import Settings
-from localeval.scheduler import Scheduler, total_usage
+from localeval.scheduler import total_usage
 from localeval.store.cache import JudgeCache
 from localeval.store.run_folder import CACHE, SAMPLES, RunLock, read_summary
 
@@ -71,25 +72,22 @@ def rescore(run: str | Path, progress: bool = False) -> EvaluationResult:
     if not cache_path.exists():
         cache_path = folder / CACHE
     samples = load_samples(samples_file)
-    specs = parse_metrics(info["metric_specs"])
-    settings = Settings(reasons=info["settings"]["reasons"], max_examples=info["settings"]["max_examples"])
-    engine = CacheOnlyEngine(info["judge"]) if info.get("judge") else None
-    embedder = CacheOnlyEmbedder(info["embedder"]) if info.get("embedder") else None
-    skip = missing_field_skips(samples, specs)
+    config = RunConfig.from_run_record(info)
+    specs = parse_metrics(list(config.metrics))
+    engine = CacheOnlyEngine(config.judge_fingerprint) if config.judge_fingerprint else None
+    embedder = CacheOnlyEmbedder(config.embedder_fingerprint) if config.embedder_fingerprint else None
     with RunLock(folder):
-        return _rescore_locked(folder, info, samples, specs, settings, engine, embedder, skip, cache_path, progress)
+        return _rescore_locked(folder, info, samples, specs, config, engine, embedder, cache_path, progress)
 
 
 def _rescore_locked(
-    folder: Path, info: dict[str, Any], samples: list[Sample], specs: list[Any], settings: Settings,
-    engine: CacheOnlyEngine | None, embedder: CacheOnlyEmbedder | None, skip: set[tuple[str, int]],
-    cache_path: Path, progress: bool,
+    folder: Path, info: dict[str, Any], samples: list[Sample], specs: list[MetricSpec], config: RunConfig,
+    engine: CacheOnlyEngine | None, embedder: CacheOnlyEmbedder | None, cache_path: Path, progress: bool,
 ) -> EvaluationResult:
     cache = JudgeCache(cache_path)
     try:
-        scheduler = Scheduler(engine, embedder, cache, settings, seed=info["settings"]["seed"], progress=progress,
-                              long_context=info.get("long_context", "skip"))
-        output = scheduler.run(samples, specs, skip=skip)
+        output = config.scheduler(engine, embedder, cache, progress).run(
+            samples, specs, skip=missing_field_skips(samples, specs))
     finally:
         cache.close()
     missed = engine.misses if engine else 0
@@ -134,12 +132,27 @@ def estimate(
     progress: bool = True,
 ) -> CostEstimate:
     """Run the metrics on ``sample`` random samples (no cache) and scale calls, tokens and time."""
-    specs = parse_metrics(metrics)
+    config = build_config(metrics, judge, embedder, settings=settings, seed=seed, judge_options=judge_options)
+    return estimate_run(data, config, judge=model_object(judge), embedder=model_object(embedder), sample=sample,
+                        progress=progress)
+
+
+def estimate_run(
+    data: str | Path | Iterable[Sample | Mapping[str, Any]],
+    config: RunConfig,
+    *,
+    judge: Any = None,
+    embedder: Any = None,
+    sample: int = 10,
+    progress: bool = True,
+) -> CostEstimate:
+    """The cost of the run ``config`` describes: ``sample`` random samples (drawn by its seed) run uncached."""
+    specs = parse_metrics(list(config.metrics) or None)
     rows = as_samples(data, specs)
     k = max(1, min(sample, len(rows)))
-    chosen = sorted(random.Random(seed).sample(range(len(rows)), k))
-    small = evaluate([rows[i] for i in chosen], [s.canonical() for s in specs], judge, embedder, cache=False,
-                     judge_options=judge_options, settings=settings, seed=seed, progress=progress)
+    chosen = sorted(random.Random(config.seed).sample(range(len(rows)), k))
+    small = evaluate_run([rows[i] for i in chosen], config, judge=judge, embedder=embedder, cache=False,
+                         progress=progress)
     factor = len(rows) / k
     keys = ("judge_calls", "prompt_tokens", "completion_tokens", "engine_seconds", "embed_texts")
     projected = {name: {key: getattr(u, key) * factor for key in keys} for name, u in small.usage().items()}

@@ -1,0 +1,79 @@
+"""The commands that run the judge or reuse its answers: ``evaluate``, ``estimate``, ``rescore``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Literal
+
+import typer
+
+from localeval.cli.shared import CACHE_FILE, ENGINE, JUDGE, NO_CACHE, PROGRESS, Shared, command
+
+Data = Annotated[str, typer.Argument(metavar="DATA", help="JSONL, CSV, Parquet file or saved Hugging Face dataset "
+                                                          "folder")]
+Metrics = Annotated[str | None, typer.Option(
+    "--metrics", help="comma-separated metric names with options, e.g. "
+                      "faithfulness,factual_correctness:mode=precision,ndcg:k=5 (default: the six LLM metrics)")]
+Seed = Annotated[int, typer.Option("--seed", help="seed for sampled generations")]
+
+
+def add_run_commands(app: typer.Typer) -> None:
+    """Add evaluate, estimate and rescore to the ``localeval`` app."""
+
+    @command(app, "evaluate", JUDGE, PROGRESS, ENGINE, NO_CACHE, CACHE_FILE,
+             help="score a data set with a local judge")
+    def evaluate(
+        data: Data,
+        out: Annotated[str, typer.Option("--out", help="run folder for scores.jsonl, summary.json and judge.sqlite")],
+        shared: Shared,
+        metrics: Metrics = None,
+        seed: Seed = 0,
+        on_missing: Annotated[Literal["error", "nan"], typer.Option(
+            "--on-missing", help="a sample lacking a field a metric needs: stop with an error naming row and field "
+                                 "(default), or score that metric NaN (missing_field) and go on")] = "error",
+        no_report: Annotated[bool, typer.Option("--no-report", help="do not write RUN/report.html")] = False,
+        long_context: Annotated[Literal["skip", "error", "truncate"], typer.Option(
+            "--long-context", help="an ask longer than the judge's context window: score NaN (context_too_long, "
+                                   "default), stop with an error, or cut the longest input text to fit "
+                                   "(recorded in the trace)")] = "skip",
+    ) -> int:
+        from localeval.api import evaluate_run
+
+        config = shared.run_config(metrics, seed, on_missing=on_missing, long_context=long_context)
+        cache: str | bool = shared.cache if shared.cache else not shared.no_cache
+        result = evaluate_run(data, config, out=out, cache=cache, progress=not shared.no_progress,
+                              report=not no_report)
+        print(result.table())
+        written = ["scores.jsonl", "summary.json"] + ([] if no_report else ["report.html"])
+        print(f"\nwrote {', '.join(str(Path(out) / w) for w in written)}")
+        return 0
+
+    @command(app, "estimate", JUDGE, PROGRESS, ENGINE,
+             help="measure a few samples and project calls, tokens and time")
+    def estimate(
+        data: Data,
+        shared: Shared,
+        metrics: Metrics = None,
+        seed: Seed = 0,
+        sample: Annotated[int, typer.Option("--sample", help="samples to measure (default 10)")] = 10,
+    ) -> int:
+        from localeval.rescore import estimate_run
+
+        config = shared.run_config(metrics, seed)
+        print(estimate_run(data, config, sample=sample, progress=not shared.no_progress).table())
+        return 0
+
+    @command(app, "rescore", PROGRESS, help="recompute scores and summary of a run from its cache, no model")
+    def rescore(
+        run: Annotated[str, typer.Argument(metavar="RUN", help="a run folder written by evaluate")],
+        shared: Shared,
+    ) -> int:
+        from localeval.rescore import rescore as rescore_run
+
+        result = rescore_run(run, progress=not shared.no_progress)
+        print(result.table())
+        missed = result.info.get("rescore_misses", 0)
+        if missed:
+            print(f"\n{missed} asks had no cached answer and score NaN (engine_error); rerun evaluate for them")
+        print(f"\nrewrote {Path(run) / 'scores.jsonl'} and {Path(run) / 'summary.json'} from the cache")
+        return 0

@@ -1,0 +1,41 @@
+"""The setup commands: ``models prepare`` (the bundled model folders) and ``metrics`` (what can be scored)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from localeval.cli.shared import command
+
+
+def add_models_commands(app: typer.Typer) -> None:
+    """Add ``models prepare`` to the ``localeval`` app."""
+    models = typer.Typer(help="manage the local model folders", no_args_is_help=True)
+    app.add_typer(models, name="models")
+
+    @command(models, "prepare", help="build the bundled default judge and embedder folders")
+    def prepare(
+        dest: Annotated[str | None, typer.Option(
+            "--dest", help="models folder (default: $LOCALEVAL_MODELS, else ./models of a source checkout, "
+                           "else ~/.cache/localeval/models)")] = None,
+    ) -> int:
+        from localeval.models import models_location, prepare
+
+        folder, why = (Path(dest), "--dest") if dest else models_location()
+        print(f"models folder: {folder} (from {why}; set LOCALEVAL_MODELS or pass --dest to choose another)")
+        for line in prepare(folder):
+            print(line)
+        return 0
+
+
+def add_metrics_command(app: typer.Typer) -> None:
+    """Add ``metrics`` to the ``localeval`` app."""
+
+    @command(app, "metrics", help="list the metrics, the fields they need and their options")
+    def metrics() -> int:
+        from localeval.metrics.listing import print_metrics
+
+        print_metrics()
+        return 0

@@ -1,0 +1,215 @@
+"""The options several commands share (judge, engine, progress, cache), declared once, and how a command is built."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, fields
+from typing import Annotated, Any, Literal
+
+import typer
+from typer.core import TyperCommand
+
+from localeval.config import DEFAULT_BATCH_SIZE, DEFAULT_BATCH_TOKENS, JudgeOptions, RunConfig, build_config
+from localeval.errors import LocalevalError
+from localeval.progress import quiet
+
+
+@dataclass(frozen=True)
+class Shared:
+    """The shared options' values, as one command received them (a group it lacks keeps its defaults)."""
+
+    judge: str | None = None
+    embedder: str | None = None
+    no_reasons: bool = False
+    max_examples: int | None = None
+    votes: int = 1
+    temperature: float = 0.7
+    grammar: str = "xgrammar"
+    batch_size: int = DEFAULT_BATCH_SIZE
+    batch_tokens: int = DEFAULT_BATCH_TOKENS
+    threads: int | None = None
+    trust_remote_code: bool = False
+    engine: str = "transformers"
+    replicas: int = 1
+    ray_address: str | None = None
+    tensor_parallel_size: int = 1
+    gpu_memory_utilization: float = 0.9
+    max_model_len: int | None = None
+    dtype: str = "auto"
+    quantization: str | None = None
+    no_progress: bool = False
+    cache: str | None = None
+    no_cache: bool = False
+
+    def settings(self) -> Any:
+        """What the judge is asked: reasons, few-shot examples, votes."""
+        from localeval.prompts.base import Settings
+
+        try:
+            return Settings(reasons=not self.no_reasons, max_examples=self.max_examples, votes=self.votes,
+                            temperature=self.temperature)
+        except ValueError as error:
+            raise LocalevalError(str(error)) from None
+
+    def judge_options(self, seed: int) -> JudgeOptions:
+        """How the judge is loaded and run."""
+        extra: dict[str, object] = {}
+        if self.engine != "transformers":
+            extra = {
+                "tensor_parallel_size": self.tensor_parallel_size,
+                "gpu_memory_utilization": self.gpu_memory_utilization,
+                "max_model_len": self.max_model_len,
+                "dtype": self.dtype,
+                "quantization": self.quantization,
+                "seed": seed,
+                "progress": not self.no_progress,
+            }
+        return JudgeOptions(engine=self.engine, grammar=self.grammar, batch_size=self.batch_size,
+                            batch_tokens=self.batch_tokens or None, threads=self.threads,
+                            trust_remote_code=self.trust_remote_code, replicas=self.replicas,
+                            ray_address=self.ray_address, extra=extra)
+
+    def judge_config(self, seed: int = 0) -> RunConfig:
+        """The judge settings, seed and engine options as a run configuration (no metrics)."""
+        return RunConfig(settings=self.settings(), seed=seed, engine=self.judge_options(seed),
+                         judge=self.judge, embedder=self.embedder)
+
+    def run_config(self, metrics: str | None = None, seed: int = 0, **policies: str) -> RunConfig:
+        """The run configuration these options, the metrics, the seed and the policies ask for."""
+        return build_config(metrics, self.judge, self.embedder, settings=self.settings(), seed=seed,
+                            judge_options=self.judge_options(seed), **policies)
+
+
+# Each shared option: (parameter name, its type with the option's declaration). Defaults come from Shared.
+Option = tuple[str, Any]
+
+JUDGE: tuple[Option, ...] = (
+    ("judge", Annotated[str | None, typer.Option(
+        "--judge", help="judge: a model folder, or a name in the models folder (default: smollm2-135m-instruct)")]),
+    ("embedder", Annotated[str | None, typer.Option(
+        "--embedder", help="embedder: a model folder, or a name in the models folder (default: all-minilm-l6-v2)")]),
+    ("no_reasons", Annotated[bool, typer.Option("--no-reasons", help="ask for verdicts without free-text reasons")]),
+    ("max_examples", Annotated[int | None, typer.Option(
+        "--max-examples", help="at most N few-shot examples per prompt (default: all of them)")]),
+    ("votes", Annotated[int, typer.Option(
+        "--votes", help="verdict asks: sample N answers and take each verdict's majority (default 1: greedy)")]),
+    ("temperature", Annotated[float, typer.Option(
+        "--temperature", help="sampling temperature of --votes (default 0.7)")]),
+)
+ENGINE: tuple[Option, ...] = (
+    ("grammar", Annotated[Literal["xgrammar", "outlines"], typer.Option(
+        "--grammar", help="grammar backend for constrained decoding (default: xgrammar)")]),
+    ("batch_size", Annotated[int, typer.Option(
+        "--batch-size", help="most asks decoded together by the transformers engine")]),
+    ("batch_tokens", Annotated[int, typer.Option(
+        "--batch-tokens", help="transformers engine: token budget of a batch, rows x (longest prompt tail + "
+                               "longest answer); 0: no budget, batches of --batch-size")]),
+    ("threads", Annotated[int | None, typer.Option(
+        "--threads", help="CPU threads for torch (default: all cores, waiting passively; README: Speed knobs)")]),
+    ("trust_remote_code", Annotated[bool, typer.Option(
+        "--trust-remote-code", help="allow the model folder's own code")]),
+    ("engine", Annotated[Literal["transformers", "vllm", "ray-vllm"], typer.Option(
+        "--engine", help="judge engine: transformers (CPU/GPU), vllm (GPU), ray-vllm (vLLM replicas on Ray)")]),
+    ("replicas", Annotated[int, typer.Option(
+        "--replicas", help="ray-vllm: engine replicas (one per GPU if the judge fits)")]),
+    ("ray_address", Annotated[str | None, typer.Option(
+        "--ray-address", help="ray-vllm: cluster address (default: local, or a new one)")]),
+    ("tensor_parallel_size", Annotated[int, typer.Option(
+        "--tensor-parallel-size", help="vllm: GPUs per engine, for a judge too big for one")]),
+    ("gpu_memory_utilization", Annotated[float, typer.Option(
+        "--gpu-memory-utilization", help="vllm: share of GPU memory vLLM may take")]),
+    ("max_model_len", Annotated[int | None, typer.Option(
+        "--max-model-len", help="vllm: context window (default: the model's)")]),
+    ("dtype", Annotated[str, typer.Option("--dtype", help="vllm: weights dtype (auto, bfloat16, float16)")]),
+    ("quantization", Annotated[str | None, typer.Option(
+        "--quantization", help="vllm: awq, gptq, fp8, ... (default: from the model folder)")]),
+)
+PROGRESS: tuple[Option, ...] = (
+    ("no_progress", Annotated[bool, typer.Option("--no-progress", help="no progress, loading bars or warnings")]),
+)
+CACHE_FILE: tuple[Option, ...] = (
+    ("cache", Annotated[str | None, typer.Option("--cache", help="a judge cache file shared between runs")]),
+)
+NO_CACHE: tuple[Option, ...] = (
+    ("no_cache", Annotated[bool, typer.Option("--no-cache", help="neither read nor write a judge cache")]),
+)
+DEFAULTS = {f.name: f.default for f in fields(Shared)}
+
+
+def _signature(func: Callable[..., Any], shared: Sequence[Option]) -> inspect.Signature:
+    """The command's own parameters (``shared`` left out), then the shared options."""
+    own = [p for name, p in inspect.signature(func, eval_str=True).parameters.items() if name != "shared"]
+    extra = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=kind, default=DEFAULTS[name])
+             for name, kind in shared]
+    return inspect.Signature([*own, *extra])
+
+
+def command(app: typer.Typer, name: str, *groups: tuple[Option, ...], help: str, short_help: str | None = None,
+            cls: type[TyperCommand] | None = None) -> Callable[[Callable[..., int]], Callable[..., int]]:
+    """Register ``func`` as a command with the groups' options; it receives them as ``shared: Shared``.
+
+    The command runs inside ``progress.quiet`` when --no-progress is given; a LocalevalError prints as one
+    ``localeval: ...`` line (exit 1), an interrupt as a hint to resume (exit 130).
+    """
+    options = [option for group in groups for option in group]
+
+    def register(func: Callable[..., int]) -> Callable[..., int]:
+        takes_shared = "shared" in inspect.signature(func).parameters
+
+        @functools.wraps(func)
+        def run(**given: Any) -> int:
+            values = {k: given.pop(k) for k, _ in options}
+            if takes_shared:
+                given["shared"] = Shared(**values)
+            try:
+                with quiet(bool(values.get("no_progress", False))):
+                    code = func(**given)
+            except LocalevalError as error:
+                print(f"localeval: {error}", file=sys.stderr)
+                code = 1
+            except KeyboardInterrupt:
+                print("localeval: interrupted; rerun the same command to resume from the judge cache",
+                      file=sys.stderr)
+                code = 130
+            raise typer.Exit(code)
+
+        signature = _signature(func, options)
+        run.__signature__ = signature  # type: ignore[attr-defined]
+        run.__annotations__ = {p.name: p.annotation for p in signature.parameters.values()}
+        app.command(name, help=help, short_help=short_help, cls=cls)(run)
+        return func
+
+    return register
+
+
+def rewriting(optional: dict[str, str] | None = None, spread: Sequence[str] = ()) -> type[TyperCommand]:
+    """A command class that reads two argparse forms: an option whose value may be left out (``optional``:
+    flag -> the value it then takes) and an option followed by several values (``spread``)."""
+
+    class Rewriting(TyperCommand):
+        def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+            return super().parse_args(ctx, rewrite_argv(args, optional or {}, spread))
+
+    return Rewriting
+
+
+def rewrite_argv(args: Sequence[str], optional: dict[str, str], spread: Sequence[str]) -> list[str]:
+    """``--pairs --x`` -> ``--pairs VALUE --x``; ``--no-worse a b`` -> ``--no-worse a --no-worse b``."""
+    out: list[str] = []
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        out.append(arg)
+        i += 1
+        if arg in optional and (i == len(args) or args[i].startswith("-")):
+            out.append(optional[arg])
+        elif arg in spread:
+            taken = 0
+            while i < len(args) and not args[i].startswith("-"):
+                out.extend([arg, args[i]] if taken else [args[i]])
+                taken += 1
+                i += 1
+    return out

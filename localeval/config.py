@@ -1,0 +1,133 @@
+"""One run's configuration: everything that decides its answers and scores, saved whole in summary.json."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from localeval.errors import LocalevalError
+from localeval.prompts.base import Settings
+
+if TYPE_CHECKING:
+    from localeval.scheduler import Scheduler
+    from localeval.store.cache import JudgeCache
+
+DEFAULT_BATCH_SIZE = 16  # transformers engine: most rows in a batch
+DEFAULT_BATCH_TOKENS = 16384  # transformers engine: token budget of a batch
+ENGINES = ("transformers", "vllm", "ray-vllm")
+GRAMMARS = ("xgrammar", "outlines")
+ON_MISSING = ("error", "nan")
+
+
+@dataclass(frozen=True)
+class JudgeOptions:
+    """How to load the judge when it is given as a folder."""
+
+    engine: str = "transformers"  # transformers | vllm | ray-vllm; scripted engines are passed as objects
+    grammar: str = "xgrammar"
+    batch_size: int = DEFAULT_BATCH_SIZE
+    batch_tokens: int | None = DEFAULT_BATCH_TOKENS  # None: rows only
+    threads: int | None = None
+    trust_remote_code: bool = False
+    replicas: int = 1  # ray-vllm: engine replicas
+    ray_address: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)  # passed to the engine's constructor
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """What decides a run's answers and scores: metrics, judge settings, seed, policies, engine, models."""
+
+    metrics: tuple[str, ...] = ()  # canonical metric specs, e.g. "factual_correctness:mode=precision"
+    settings: Settings = field(default_factory=Settings)
+    seed: int = 0
+    long_context: str = "skip"  # skip | error | truncate
+    on_missing: str = "error"  # error | nan
+    engine: JudgeOptions = field(default_factory=JudgeOptions)
+    judge: str | None = None  # the judge folder as given (None: the bundled default, or an engine object)
+    embedder: str | None = None  # the embedder folder as given
+    judge_fingerprint: str | None = None  # who answered, known once the judge is loaded
+    embedder_fingerprint: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.on_missing not in ON_MISSING:
+            raise ValueError("on_missing must be 'error' or 'nan'")
+
+    def with_models(self, judge: Any, embedder: Any) -> RunConfig:
+        """This configuration with the fingerprints of the loaded judge and embedder (None: not used)."""
+        return replace(self, judge_fingerprint=getattr(judge, "fingerprint", None) if judge is not None else None,
+                       embedder_fingerprint=getattr(embedder, "fingerprint", None) if embedder is not None else None)
+
+    def scheduler(self, engine: Any, embedder: Any, cache: JudgeCache | None, progress: bool) -> Scheduler:
+        """A scheduler that asks the judge as this configuration says."""
+        from localeval.scheduler import Scheduler
+
+        return Scheduler(engine, embedder, cache, self.settings, seed=self.seed, progress=progress,
+                         long_context=self.long_context)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict that :meth:`from_dict` reads back into an equal configuration."""
+        data = asdict(self)
+        data["metrics"] = list(self.metrics)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> RunConfig:
+        """The configuration :meth:`to_dict` wrote."""
+        try:
+            return cls(
+                **{**data, "metrics": tuple(data.get("metrics", ())),
+                   "settings": Settings(**data.get("settings", {})),
+                   "engine": JudgeOptions(**data.get("engine", {}))},
+            )
+        except (TypeError, ValueError) as error:
+            raise LocalevalError(f"summary.json: the run's config cannot be read ({error}); "
+                                 "it was written by another localeval version, rerun evaluate") from None
+
+    @classmethod
+    def from_run_record(cls, info: Mapping[str, Any]) -> RunConfig:
+        """The configuration of a run from summary.json's "run" record, whole or (older runs) partial."""
+        if "config" in info:
+            return cls.from_dict(info["config"])
+        old = info.get("settings", {})
+        return cls(
+            metrics=tuple(info.get("metric_specs", info.get("metrics", ()))),
+            settings=Settings(reasons=old.get("reasons", True), max_examples=old.get("max_examples")),
+            seed=old.get("seed", 0), long_context=info.get("long_context", "skip"),
+            on_missing=info.get("on_missing", "error"),
+            judge_fingerprint=info.get("judge"), embedder_fingerprint=info.get("embedder"),
+        )
+
+
+def model_name(model: str | Path | Any) -> str | None:
+    """A model folder as text for the config (None for the default or an object passed in)."""
+    return str(model) if isinstance(model, str | Path) else None
+
+
+def model_object(model: Any) -> Any:
+    """An engine or embedder object passed in (None for a folder or the default)."""
+    return model if model is not None and not isinstance(model, str | Path) else None
+
+
+def build_config(
+    metrics: str | Sequence[str] | None = None,
+    judge: str | Path | Any = None,
+    embedder: str | Path | Any = None,
+    *,
+    settings: Settings | None = None,
+    seed: int = 0,
+    long_context: str = "skip",
+    on_missing: str = "error",
+    judge_options: JudgeOptions | None = None,
+) -> RunConfig:
+    """The run configuration of the API's keyword arguments (metrics parsed and written canonically)."""
+    from localeval.metrics.registry import parse_metrics
+
+    specs = parse_metrics(metrics)
+    return RunConfig(
+        metrics=tuple(s.canonical() for s in specs), settings=settings or Settings(), seed=seed,
+        long_context=long_context, on_missing=on_missing, engine=judge_options or JudgeOptions(),
+        judge=model_name(judge), embedder=model_name(embedder),
+    )
