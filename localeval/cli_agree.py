@@ -32,8 +32,9 @@ def _agree(args: argparse.Namespace) -> int:
         print(format_agreement(report))
         out["agreement"] = report.to_dict()
     if args.pairs is not None:
+        from localeval.agree.pair_run import run_pairs
+        from localeval.agree.pair_table import format_pairs_report
         from localeval.cli import judge_options, judge_settings
-        from localeval.pairs import format_pairs_report, run_pairs
 
         if args.labels is not None:
             print()
