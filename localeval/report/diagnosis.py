@@ -17,7 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from localeval.report.runs import Run, RunLike, as_run, base_name
+from localeval.metrics.registry import base_name, metrics_in_role
+from localeval.report.runs import Run, RunLike, as_run
 
 HIGH, LOW = 0.7, 0.5
 NOISE_HIGH, NOISE_LOW = 0.25, 0.1
@@ -27,7 +28,7 @@ CP, PK, CR = "context_precision", "precision_at_k", "context_recall"
 FA, FC, AR = "faithfulness", "factual_correctness", "answer_relevancy"
 NS, NSI = "noise_sensitivity", "noise_sensitivity_irrelevant"
 RETRIEVAL = "retrieval"
-RETRIEVAL_METRICS = (CP, CR, PK, "id_context_precision", "id_context_recall", "hit_rate", "mrr", "ndcg")
+RETRIEVAL_METRICS = metrics_in_role("retrieval")
 
 Values = Mapping[str, float]
 
