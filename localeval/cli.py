@@ -66,7 +66,7 @@ def _estimate(args: argparse.Namespace) -> int:
 
 
 def _models_prepare(args: argparse.Namespace) -> int:
-    from localeval.models import models_location, prepare
+    from localeval.model_folders import models_location, prepare
 
     dest, why = (Path(args.dest), "--dest") if args.dest else models_location()
     print(f"models folder: {dest} (from {why}; set LOCALEVAL_MODELS or pass --dest to choose another)")

@@ -20,7 +20,7 @@ from localeval.cpu_threads import default_threads
 from localeval.engine.base import Choice, FinishReason, Request, Result
 from localeval.engine.grammar import BatchGrammar, make_backend, schema_text
 from localeval.errors import LocalevalError
-from localeval.models import check_model_folder, model_fingerprint, set_offline
+from localeval.model_folders import check_model_folder, model_fingerprint, set_offline
 
 if TYPE_CHECKING:
     import torch
