@@ -29,7 +29,6 @@ def default_pairs_folder() -> Path:
     return Path(str(resources.files("localeval.agree") / "wikieval_pairs"))
 
 
-
 @dataclass(frozen=True)
 class Pair:
     """One question's two candidates, as dicts of the file's columns."""

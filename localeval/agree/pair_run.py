@@ -1,19 +1,10 @@
-"""Agreement with human labels on WikiEval-style pairs, as in the Ragas paper's Table 1: the runner.
+"""Agreement with human labels on WikiEval-style pairs (the Ragas paper's Table 1): the runner.
 
-A folder holds up to three CSV files, each with one ``label=1`` (better) and one ``label=0`` (worse)
-candidate per question:
-
-* ``ff.csv`` (question, context, answer): faithfulness of the answer to the context;
-* ``ar.csv`` (question, answer): response relevancy of the answer;
-* ``cr.csv`` (question, context): context relevance, the share of the context that helps answer
-  the question (the paper's definition: relevant sentences / all sentences). Our context precision
-  needs a reference or a response, and this file has neither, so the context is split into
-  sentences (``chunk_sentences`` at a time) and the judge decides for each whether it helps answer
-  the question; the score is the share judged relevant. A padded context scores lower, which
-  average precision would not show when the padding comes last.
-
-A metric agrees with the humans on a pair when it scores the better candidate higher. Pairwise
-accuracy counts a tie as half, and so a pair where either score is NaN (reported separately).
+A folder holds up to three pair files (``ff.csv``, ``ar.csv``, ``cr.csv``: ``pair_files``), each scored
+with its metric: faithfulness, response relevancy, and context relevance (``metrics.context_relevance``,
+the context split into sentences). A metric agrees with the humans on a pair when it scores the better
+candidate higher; pairwise accuracy counts a tie as half, and so a pair where either score is NaN
+(reported separately).
 """
 
 from __future__ import annotations
