@@ -4,7 +4,7 @@
 
 For each question of ``ff.csv``, ``ar.csv`` and ``cr.csv``: does faithfulness, response relevancy
 or context relevance score the human-preferred candidate higher? Pairwise accuracy (ties and NaN
-count as half) next to the paper's gpt-3.5 figures and chance. See ``localeval/pairs.py``.
+count as half) next to the paper's gpt-3.5 figures and chance. See ``localeval/agree/pair_run.py``.
 Writes ``benchmarks/results/agreement.json`` after each file (``"partial": true`` until the last).
 """
 
@@ -40,8 +40,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default=str(RESULTS / "agreement.json"))
     args = parser.parse_args(argv)
 
+    from localeval.agree.pair_run import run_pairs
+    from localeval.agree.pair_table import PairsReport, format_pairs_report
     from localeval.config import JudgeOptions, RunConfig
-    from localeval.pairs import PairsReport, format_pairs_report, run_pairs
     from localeval.prompts import Settings
 
     machine = describe_machine()

@@ -59,7 +59,7 @@ def _finished(path: Path) -> bool:
 
 
 def default_files(data: dict[str, Any], limit: int) -> list[dict[str, Any]]:
-    from localeval.pairs import count_pairs
+    from localeval.agree.pair_count import count_pairs
 
     files = []
     for f in data["files"]:
@@ -98,9 +98,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default=str(RESULTS / "judge_settings.json"))
     args = parser.parse_args(argv)
 
+    from localeval.agree.pair_run import run_pairs
     from localeval.api import load_judge
     from localeval.config import RunConfig
-    from localeval.pairs import run_pairs
     from localeval.prompts import Settings
 
     machine = describe_machine()

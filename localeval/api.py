@@ -14,7 +14,7 @@ from localeval.config import JudgeOptions, RunConfig, build_config, model_object
 from localeval.data import Sample, load_samples, samples_from_records, validate
 from localeval.engine.base import JudgeEngine
 from localeval.metrics.registry import MetricSpec, parse_metrics
-from localeval.models import resolve_model
+from localeval.model_folders import resolve_model
 from localeval.nan import Nan
 from localeval.progress import quiet, stderr_is_terminal
 from localeval.prompts.base import Settings
@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 def load_judge(judge: str | Path | None, options: JudgeOptions | None = None) -> JudgeEngine:
     """A judge engine from a local model folder (None: the bundled default)."""
     from localeval.engine.build import build_engine
+    from localeval.model_folders import resolve_model
 
     options = options or JudgeOptions()
     return build_engine(
@@ -45,7 +46,7 @@ def load_judge(judge: str | Path | None, options: JudgeOptions | None = None) ->
 def load_embedder(embedder: str | Path | None) -> Any:
     """A sentence-transformers embedder from a local folder (None: the bundled default)."""
     from localeval.embed import SentenceTransformerEmbedder
-    from localeval.models import resolve_model
+    from localeval.model_folders import resolve_model
 
     return SentenceTransformerEmbedder(resolve_model(embedder, "embedder"))
 

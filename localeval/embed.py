@@ -10,7 +10,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from localeval.models import check_model_folder, model_fingerprint, set_offline
+from localeval.model_folders import check_model_folder, model_fingerprint, set_offline
 
 _WORD = re.compile(r"\w+")
 

@@ -11,12 +11,13 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "localeval"
 # Light modules only (no torch, vLLM or Ray imported); a new module with examples must be listed here.
 DOCTESTED = (
+    "localeval.agree.pair_count",
     "localeval.agree.ppi",
     "localeval.agree.stats",
     "localeval.metrics.context_precision",
+    "localeval.metrics.context_relevance",
     "localeval.metrics.faithfulness",
     "localeval.metrics.retrieval",
-    "localeval.pairs",
     "localeval.prompts.base",
 )
 

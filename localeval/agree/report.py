@@ -24,11 +24,11 @@ from localeval.agree.ppi import PPIResult, ppi_mean
 from localeval.agree.stats import bootstrap_ci, compute, confusion_matrix, is_binary, threshold
 from localeval.data.errors import DataError, Problem
 from localeval.errors import LocalevalError
+from localeval.metrics.registry import base_name, definition_of
 from localeval.report.compare import check_unique_ids
-from localeval.report.runs import Run, RunLike, as_run, base_name
+from localeval.report.runs import Run, RunLike, as_run
 
 PASS = 0.5  # a score at least this is a pass, for accuracy and kappa on sample labels
-VERDICT_KEYS = {"factual_correctness": "response_verdicts"}  # the trace's verdict list; otherwise "verdicts"
 
 
 @dataclass(frozen=True)
@@ -143,7 +143,8 @@ def _sample_level(metric: str, rows: list[SampleLabel], run: Run, options: dict[
 
 def _verdict_level(metric: str, rows: list[VerdictLabel], run: Run, options: dict[str, Any],
                    problems: list[Problem]) -> MetricAgreement:
-    key = VERDICT_KEYS.get(base_name(metric), "verdicts")
+    definition = definition_of(metric)
+    key = definition.verdicts_key if definition is not None else "verdicts"
     scores = dict(run.scores(metric))
     human: list[float] = []
     judge: list[float] = []

@@ -70,7 +70,7 @@ def add_agree_commands(app: typer.Typer) -> None:
             print(format_agreement(report))
             out["agreement"] = report.to_dict()
         if pairs is not None:
-            from localeval.pairs import format_pairs_report, run_pairs
+            from localeval.agree import pair_run, pair_table
 
             if labels is not None:
                 print()
@@ -78,9 +78,9 @@ def add_agree_commands(app: typer.Typer) -> None:
             if folder is not None and not folder.is_dir():
                 raise LocalevalError(f"--pairs {folder}: no such folder; give the folder that holds ff.csv, ar.csv "
                                      "and cr.csv")
-            found = run_pairs(folder, shared.judge, shared.embedder, limit=limit, cache=shared.cache,
+            found = pair_run.run_pairs(folder, shared.judge, shared.embedder, limit=limit, cache=shared.cache,
                               config=shared.judge_config(seed), progress=not shared.no_progress)
-            print(format_pairs_report(found))
+            print(pair_table.format_pairs_report(found))
             out["pairs"] = found.to_dict()
         if json_out:
             from localeval.store.run_folder import write_atomic

@@ -21,7 +21,7 @@ def add_models_commands(app: typer.Typer) -> None:
             "--dest", help="models folder (default: $LOCALEVAL_MODELS, else ./models of a source checkout, "
                            "else ~/.cache/localeval/models)")] = None,
     ) -> int:
-        from localeval.models import models_location, prepare
+        from localeval.model_folders import models_location, prepare
 
         folder, why = (Path(dest), "--dest") if dest else models_location()
         print(f"models folder: {folder} (from {why}; set LOCALEVAL_MODELS or pass --dest to choose another)")

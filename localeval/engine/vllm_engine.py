@@ -21,7 +21,7 @@ from typing import Any
 
 from localeval.engine.base import Choice, FinishReason, Request, Result, import_optional
 from localeval.errors import LocalevalError
-from localeval.models import model_fingerprint, set_offline
+from localeval.model_folders import model_fingerprint, set_offline
 
 INSTALL_HINT = "pip install 'localeval[vllm]'"
 # The engine-level grammar settings: xgrammar, and no free whitespace between JSON tokens.

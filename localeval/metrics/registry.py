@@ -1,11 +1,11 @@
-"""Metrics by name: their steps, the sample fields they need, and their options."""
+"""Metrics by name: their steps, the sample fields they need, their options, and what reports need to know."""
 
 from __future__ import annotations
 
 import difflib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from localeval.errors import LocalevalError
 from localeval.metrics.answer_relevancy import answer_relevancy
@@ -17,10 +17,19 @@ from localeval.metrics.noise_sensitivity import noise_sensitivity
 from localeval.metrics.retrieval import hit_rate, id_context_precision, id_context_recall, mrr, ndcg
 from localeval.steps import Steps
 
+TraceKind = Literal["statements", "chunks", "questions", "claims", "noise", "ids"]
+Role = Literal["retrieval", "generation"]
+
 
 @dataclass(frozen=True)
 class MetricDef:
-    """A metric as the registry knows it."""
+    """A metric as the registry knows it: how it runs, and what the reports read about it.
+
+    ``trace``: the shape of its verdict trace (the trace view and the sample view show it by that);
+    ``trace_words``: for a statements trace, the table's title and the words for a yes and a no;
+    ``verdicts_key``: the trace's list of per-item verdicts (agreement with verdict-level labels);
+    ``role``: what the diagnosis reads it as (None: left out of the diagnosis).
+    """
 
     steps: Callable[..., Steps]
     required: tuple[str, ...]  # sample fields that must be present
@@ -30,42 +39,58 @@ class MetricDef:
     judge: bool = True
     embedder: bool = False
     summary: str = ""
+    trace: TraceKind | None = None
+    trace_words: tuple[str, str, str] = ("", "", "")
+    verdicts_key: str = "verdicts"
+    higher_is_better: bool = True
+    role: Role | None = None
 
 
 Q, CTX, RESP, REF = "user_input", "retrieved_contexts", "response", "reference"
 IDS = ("retrieved_context_ids", "reference_context_ids")
 
+FAITHFUL_WORDS = ("response statements checked against the contexts", "supported", "unsupported")
+RECALL_WORDS = ("reference statements checked against the contexts", "attributed", "not in the contexts")
+IDS_FACTS: dict[str, Any] = {"judge": False, "trace": "ids", "role": "retrieval"}
+
 METRICS: dict[str, MetricDef] = {
     "context_precision": MetricDef(context_precision, (Q, CTX, REF), (CTX,),
-                                   summary="average precision of chunks judged useful for the reference"),
+                                   summary="average precision of chunks judged useful for the reference",
+                                   trace="chunks", role="retrieval"),
+    # judged against the response, not a reference: the diagnosis leaves it out
     "context_utilization": MetricDef(context_utilization, (Q, CTX, RESP), (CTX,),
-                                     summary="context precision judged against the response"),
+                                     summary="context precision judged against the response", trace="chunks"),
     "precision_at_k": MetricDef(precision_at_k, (Q, CTX, REF), (CTX,), {"k": None},
-                                summary="share of the top-k chunks judged useful"),
+                                summary="share of the top-k chunks judged useful", trace="chunks", role="retrieval"),
     "context_recall": MetricDef(context_recall, (Q, CTX, REF), (CTX,),
-                                summary="share of reference statements the contexts support"),
+                                summary="share of reference statements the contexts support",
+                                trace="statements", trace_words=RECALL_WORDS, role="retrieval"),
     "faithfulness": MetricDef(faithfulness, (Q, CTX, RESP), (CTX,),
-                              summary="share of response statements the contexts support"),
+                              summary="share of response statements the contexts support",
+                              trace="statements", trace_words=FAITHFUL_WORDS, role="generation"),
     "answer_relevancy": MetricDef(answer_relevancy, (Q, RESP), (), {"strictness": 3, "empty": "zero"},
                                   {"empty": ("zero", "nan")}, embedder=True,
-                                  summary="cosine of generated questions to the input"),
+                                  summary="cosine of generated questions to the input", trace="questions",
+                                  role="generation"),
     "factual_correctness": MetricDef(
         factual_correctness, (RESP, REF), (),
         {"mode": "f1", "beta": 1.0, "atomicity": "low", "coverage": "low", "empty": "zero"},
         {"mode": ("f1", "precision", "recall"), "atomicity": ("low", "high"), "coverage": ("low", "high"),
          "empty": ("zero", "nan")},
-        summary="claim-level precision/recall/F-beta of response vs reference"),
+        summary="claim-level precision/recall/F-beta of response vs reference", trace="claims",
+        verdicts_key="response_verdicts", role="generation"),
     "noise_sensitivity": MetricDef(noise_sensitivity, (Q, CTX, RESP, REF), (CTX,),
                                    {"mode": "relevant", "asks": "separate"},
                                    {"mode": ("relevant", "irrelevant"), "asks": ("separate", "merged")},
-                                   summary="wrong statements supported by relevant chunks"),
-    "id_context_precision": MetricDef(id_context_precision, IDS, IDS, judge=False,
-                                      summary="retrieved ids that are reference ids"),
-    "id_context_recall": MetricDef(id_context_recall, IDS, IDS, judge=False,
-                                   summary="reference ids that were retrieved"),
-    "hit_rate": MetricDef(hit_rate, IDS, IDS, {"k": None}, judge=False, summary="any reference id in top k"),
-    "mrr": MetricDef(mrr, IDS, IDS, {"k": None}, judge=False, summary="1/rank of the first reference id"),
-    "ndcg": MetricDef(ndcg, IDS, IDS, {"k": None}, judge=False, summary="NDCG at k, binary relevance"),
+                                   summary="wrong statements supported by relevant chunks", trace="noise",
+                                   higher_is_better=False, role="generation"),
+    "id_context_precision": MetricDef(id_context_precision, IDS, IDS, summary="retrieved ids that are reference ids",
+                                      **IDS_FACTS),
+    "id_context_recall": MetricDef(id_context_recall, IDS, IDS, summary="reference ids that were retrieved",
+                                   **IDS_FACTS),
+    "hit_rate": MetricDef(hit_rate, IDS, IDS, {"k": None}, summary="any reference id in top k", **IDS_FACTS),
+    "mrr": MetricDef(mrr, IDS, IDS, {"k": None}, summary="1/rank of the first reference id", **IDS_FACTS),
+    "ndcg": MetricDef(ndcg, IDS, IDS, {"k": None}, summary="NDCG at k, binary relevance", **IDS_FACTS),
 }
 ALIASES: dict[str, tuple[str, dict[str, Any]]] = {
     "response_relevancy": ("answer_relevancy", {}),
@@ -201,3 +226,25 @@ def parse_metrics(items: str | Sequence[str] | None) -> list[MetricSpec]:
     if not specs:
         raise LocalevalError("no metric chosen")
     return list(specs.values())
+
+
+def base_name(metric: str) -> str:
+    """A run's column name without its options: ``factual_correctness(mode=precision)`` -> ``factual_correctness``."""
+    return metric.split("(", 1)[0]
+
+
+# The names a run's columns start with: the metrics, and the aliases that parse_metric keeps as a column name.
+COLUMN_BASES: dict[str, MetricDef] = {
+    **METRICS,
+    **{alias: METRICS[base] for alias, (base, _) in ALIASES.items() if parse_metric(alias).name == alias},
+}
+
+
+def definition_of(metric: str) -> MetricDef | None:
+    """The definition behind a run's column name (``ndcg(k=5)``, ``noise_sensitivity_irrelevant``), None if unknown."""
+    return COLUMN_BASES.get(base_name(metric))
+
+
+def metrics_in_role(role: Role) -> tuple[str, ...]:
+    """The column base names the diagnosis reads as ``role``, in registry order."""
+    return tuple(name for name, d in COLUMN_BASES.items() if d.role == role)

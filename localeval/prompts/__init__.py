@@ -4,6 +4,7 @@ from localeval.prompts.base import DEFAULT_SETTINGS, Prompt, Settings, Verdict
 from localeval.prompts.claims import CLAIM_PROMPTS, ClaimsInput, ClaimsOutput, claims_prompt
 from localeval.prompts.context_precision import CONTEXT_USEFULNESS, UsefulnessInput
 from localeval.prompts.context_recall import ATTRIBUTION, AttributionInput, AttributionOutput
+from localeval.prompts.context_relevance import CONTEXT_RELEVANCE, RelevanceInput
 from localeval.prompts.nli import NLI, NLIInput, NLIOutput
 from localeval.prompts.question import QUESTION, QuestionInput, QuestionOutput
 from localeval.prompts.statements import STATEMENTS, StatementsInput, StatementsOutput
@@ -21,6 +22,7 @@ __all__ = [
     "ALL_PROMPTS",
     "ATTRIBUTION",
     "CLAIM_PROMPTS",
+    "CONTEXT_RELEVANCE",
     "CONTEXT_USEFULNESS",
     "DEFAULT_SETTINGS",
     "NLI",
@@ -35,6 +37,7 @@ __all__ = [
     "Prompt",
     "QuestionInput",
     "QuestionOutput",
+    "RelevanceInput",
     "Settings",
     "StatementsInput",
     "StatementsOutput",

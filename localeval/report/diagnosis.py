@@ -17,7 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from localeval.report.runs import Run, RunLike, as_run, base_name
+from localeval.metrics.registry import base_name, metrics_in_role
+from localeval.report.runs import Run, RunLike, as_run
 
 HIGH, LOW = 0.7, 0.5
 NOISE_HIGH, NOISE_LOW = 0.25, 0.1
@@ -27,7 +28,8 @@ CP, PK, CR = "context_precision", "precision_at_k", "context_recall"
 FA, FC, AR = "faithfulness", "factual_correctness", "answer_relevancy"
 NS, NSI = "noise_sensitivity", "noise_sensitivity_irrelevant"
 RETRIEVAL = "retrieval"
-RETRIEVAL_METRICS = (CP, CR, PK, "id_context_precision", "id_context_recall", "hit_rate", "mrr", "ndcg")
+# The registry's retrieval metrics; the three the rules name first, in the order the evidence shows them.
+RETRIEVAL_METRICS = (CP, CR, PK, *(m for m in metrics_in_role("retrieval") if m not in (CP, CR, PK)))
 
 Values = Mapping[str, float]
 

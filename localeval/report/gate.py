@@ -13,8 +13,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from localeval.errors import LocalevalError
+from localeval.metrics.registry import base_name
 from localeval.report.compare import WORSE, compare_metric, format_ci, no_shared_ids
-from localeval.report.runs import Run, RunLike, as_run, base_name
+from localeval.report.runs import Run, RunLike, as_run
 
 NO_RULE = ("gate: no rule given, so nothing to check; give at least one: min={'faithfulness': 0.8} (a floor on "
            "a metric's mean), max_nan=0.05 or max_nan={'faithfulness': 0.05} (a ceiling on the NaN share), "

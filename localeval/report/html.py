@@ -13,8 +13,8 @@ from typing import Any
 from localeval.report.aggregate import MetricSummary
 from localeval.report.compare import BETTER, WORSE, Comparison, comparison_rows
 from localeval.report.diagnosis import HIGH, LOW, NOISE_HIGH, NOISE_LOW, RULES, diagnose, unchecked_rules
-from localeval.report.runs import Run, RunLike, Score, as_run, base_name, higher_is_better, read_texts
-from localeval.report.sample_view import ID_METRICS, ids_view, sample_texts
+from localeval.report.runs import Run, RunLike, Score, as_run, higher_is_better, read_texts
+from localeval.report.sample_view import ids_view, sample_texts, trace_kind
 from localeval.report.strata import strata
 from localeval.report.svg import histogram, interval_plot
 from localeval.report.trace_view import trace_html
@@ -144,7 +144,7 @@ def sample_card(run: Run, metric: str, sample_id: str, score: Score, texts: dict
     else:
         head = f"<b>{escape(sample_id)}</b>{flag}: {escape(metric)} = {score.value:.3f}"
     row = texts.get(sample_id) if texts else None
-    if base_name(metric) in ID_METRICS:
+    if trace_kind(metric) == "ids":
         verdicts = ids_view(metric, row) if texts else (
             "<p class=muted>The ids are not shown: the run folder has no samples.jsonl.</p>")
         if score.trace:

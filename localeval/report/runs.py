@@ -9,21 +9,16 @@ from pathlib import Path
 from typing import Any
 
 from localeval.errors import LocalevalError
+from localeval.metrics.registry import definition_of
 from localeval.nan import NAN_REASONS, Nan
 from localeval.report.aggregate import MetricSummary, summarize
 from localeval.store.run_folder import SAMPLES, SCORES, SUMMARY, read_scores, read_summary
 
-# Scores where a lower value is the better one (a share of wrong statements).
-LOWER_IS_BETTER = frozenset({"noise_sensitivity", "noise_sensitivity_irrelevant"})
-
-
-def base_name(metric: str) -> str:
-    """``factual_correctness(mode=precision)`` -> ``factual_correctness``."""
-    return metric.split("(", 1)[0]
-
 
 def higher_is_better(metric: str) -> bool:
-    return base_name(metric) not in LOWER_IS_BETTER
+    """Whether a higher score is the better one (its definition says; an unknown metric: yes)."""
+    definition = definition_of(metric)
+    return definition is None or definition.higher_is_better
 
 
 @dataclass(frozen=True)

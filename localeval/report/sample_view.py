@@ -12,12 +12,9 @@ from collections.abc import Sequence
 from html import escape
 from typing import Any
 
-from localeval.report.runs import base_name
+from localeval.metrics.registry import TraceKind, definition_of
 
 FOLD = 200
-CHUNK_METRICS = frozenset({"context_precision", "context_utilization", "precision_at_k"})
-NOISE_METRICS = frozenset({"noise_sensitivity", "noise_sensitivity_irrelevant"})
-ID_METRICS = frozenset({"mrr", "ndcg", "hit_rate", "id_context_precision", "id_context_recall"})
 
 Verdict = tuple[str, str, str]  # label, css class (good, bad or plain), the judge's reason
 
@@ -43,17 +40,23 @@ def _at(items: Sequence[Any], i: int) -> Any:
     return items[i] if i < len(items) else None
 
 
+def trace_kind(metric: str) -> TraceKind | None:
+    """The kind of trace a run's column carries (``chunks``, ``ids``, ...), None for an unknown metric."""
+    definition = definition_of(metric)
+    return definition.trace if definition is not None else None
+
+
 def context_verdicts(metric: str, trace: dict[str, Any]) -> list[Verdict | None]:
     """Per retrieved context (rank order), the verdict this metric's trace gave it, where it gave one."""
-    name = base_name(metric)
-    if name in CHUNK_METRICS:
+    kind = trace_kind(metric)
+    if kind == "chunks":
         verdicts, reasons = trace.get("verdicts"), trace.get("reasons")
         verdicts = verdicts if isinstance(verdicts, list) else []
         reasons = reasons if isinstance(reasons, list) else []
         return [None if v is None else
                 (("useful", "good") if v else ("irrelevant", "bad")) + (str(_at(reasons, i) or ""),)
                 for i, v in enumerate(verdicts)]
-    if name in NOISE_METRICS:
+    if kind == "noise":
         rows = trace.get("reference_by_context")
         rows = rows if isinstance(rows, list) else []
         return [("relevant: supports the reference", "good", "") if isinstance(r, list) and any(r)

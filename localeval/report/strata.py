@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from localeval.report.runs import Run, RunLike, Score, as_run, base_name, run_from_rows
+from localeval.metrics.registry import base_name
+from localeval.report.runs import Run, RunLike, Score, as_run, run_from_rows
 
 RELEVANCY = "answer_relevancy"
 

@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from html import escape
 from typing import Any
 
-from localeval.report.runs import base_name
+from localeval.metrics.registry import MetricDef, TraceKind, definition_of
 
 Row = tuple[str, bool | None, str]  # text, verdict (None: unknown), reason
 
@@ -46,20 +46,21 @@ def verdict_table(title: str, head: str, rows: Sequence[Row], yes: str, no: str,
     return "".join(out)
 
 
-def _statements(trace: dict[str, Any], title: str, yes: str, no: str) -> str:
+def _statements(trace: dict[str, Any], definition: MetricDef) -> str:
+    title, yes, no = definition.trace_words
     statements, verdicts = _list(trace, "statements"), _list(trace, "verdicts")
     reasons = _list(trace, "reasons")
     rows = [(str(s), _flag(_at(verdicts, i)), str(_at(reasons, i) or "")) for i, s in enumerate(statements)]
     return verdict_table(title, "statement", rows, yes, no)
 
 
-def _chunks(trace: dict[str, Any]) -> str:
+def _chunks(trace: dict[str, Any], definition: MetricDef) -> str:
     verdicts, reasons = _list(trace, "verdicts"), _list(trace, "reasons")
     rows = [(f"chunk {i + 1}", _flag(v), str(_at(reasons, i) or "")) for i, v in enumerate(verdicts)]
     return verdict_table("retrieved chunks, in rank order", "chunk", rows, "useful", "irrelevant")
 
 
-def _questions(trace: dict[str, Any]) -> str:
+def _questions(trace: dict[str, Any], definition: MetricDef) -> str:
     questions, flags = _list(trace, "questions"), _list(trace, "noncommittal")
     rows = [(str(q), None if _at(flags, i) is None else not _at(flags, i), "")
             for i, q in enumerate(questions)]
@@ -67,7 +68,7 @@ def _questions(trace: dict[str, Any]) -> str:
                          "noncommittal (evasive)")
 
 
-def _claims(trace: dict[str, Any]) -> str:
+def _claims(trace: dict[str, Any], definition: MetricDef) -> str:
     parts = []
     for side, other in (("response", "reference"), ("reference", "response")):
         claims, verdicts = _list(trace, f"{side}_claims"), _list(trace, f"{side}_verdicts")
@@ -78,7 +79,7 @@ def _claims(trace: dict[str, Any]) -> str:
     return "".join(parts)
 
 
-def _noise(trace: dict[str, Any]) -> str:
+def _noise(trace: dict[str, Any], definition: MetricDef) -> str:
     statements = _list(trace, "response_statements")
     by_ref = _list(trace, "reference_by_context")
     by_resp = _list(trace, "response_by_context")
@@ -95,18 +96,13 @@ def _noise(trace: dict[str, Any]) -> str:
                             "supported by"))
 
 
-VIEWS: dict[str, Callable[[dict[str, Any]], str]] = {
-    "faithfulness": lambda t: _statements(t, "response statements checked against the contexts",
-                                          "supported", "unsupported"),
-    "context_recall": lambda t: _statements(t, "reference statements checked against the contexts",
-                                            "attributed", "not in the contexts"),
-    "context_precision": _chunks,
-    "context_utilization": _chunks,
-    "precision_at_k": _chunks,
-    "answer_relevancy": _questions,
-    "factual_correctness": _claims,
-    "noise_sensitivity": _noise,
-    "noise_sensitivity_irrelevant": _noise,
+# A view per kind of trace (an id metric's trace has none: its ids are shown beside the texts).
+VIEWS: dict[TraceKind, Callable[[dict[str, Any], MetricDef], str]] = {
+    "statements": _statements,
+    "chunks": _chunks,
+    "questions": _questions,
+    "claims": _claims,
+    "noise": _noise,
 }
 SHOWN = {"statements", "verdicts", "reasons", "questions", "noncommittal", "response_claims",
          "response_verdicts", "reference_claims", "reference_verdicts", "reference_statements",
@@ -120,10 +116,11 @@ def trace_html(metric: str, trace: dict[str, Any], *, contexts_shown: bool = Fal
     parts = []
     if trace.get("nan_detail"):
         parts.append(f"<p class=bad>why NaN: {escape(str(trace['nan_detail']))}</p>")
-    view = VIEWS.get(base_name(metric))
+    definition = definition_of(metric)
+    view = VIEWS.get(definition.trace) if definition is not None and definition.trace is not None else None
     beside = contexts_shown and view is _chunks and bool(_list(trace, "verdicts"))
-    if view is not None and not beside:
-        parts.append(view(trace))
+    if view is not None and definition is not None and not beside:
+        parts.append(view(trace, definition))
     rest = {k: v for k, v in trace.items() if view is None or k not in SHOWN}
     rest.pop("nan_detail", None)
     if rest:

@@ -17,8 +17,9 @@ import numpy as np
 from localeval.nan import Nan
 from localeval.scheduler import Scheduler, Usage
 from localeval.steps import Ask, Embed, Yielded
+from localeval.testset.answer_shapes import join_sentences
 from localeval.testset.documents import Chunk
-from localeval.testset.prompts import EXTRACT, ExtractInput, ExtractOutput, join_sentences
+from localeval.testset.prompts import EXTRACT, ExtractInput, ExtractOutput
 
 SIMILARITY_THRESHOLD = 0.7  # cosine of two summaries' embeddings above which chunks are linked
 FORMAT = 1

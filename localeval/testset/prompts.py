@@ -1,10 +1,8 @@
 """The prompts of test-set generation: extraction per chunk, question writers, style rewriter, checks.
 
 Examples come from a made-up public library, so their facts cannot leak into questions about the
-user's documents. Every answer is bounded, and its shape stops a looping judge early: a question is one
-string that ends at its first question mark, a summary or reference answer is a short list of sentences,
-each ending at its first full stop (the field names sort in the order they should be written, as some
-grammar backends order properties alphabetically).
+user's documents. Every answer is bounded by the shapes in ``answer_shapes`` (the field names sort in
+the order they should be written, as some grammar backends order properties alphabetically).
 """
 
 from __future__ import annotations
@@ -14,7 +12,6 @@ from pydantic import BaseModel
 from localeval.prompts.base import (
     I,
     Prompt,
-    Schema,
     Settings,
     Verdict,
     array,
@@ -23,50 +20,21 @@ from localeval.prompts.base import (
     tokens_for_chars,
     verdict_schema,
 )
-
-SENTENCE_CHARS = 200
-SUMMARY_SENTENCES = 2
-REFERENCE_SENTENCES = 3
-NAME_CHARS = 40
-MAX_ENTITIES = 5
-MAX_THEMES = 3
-QUESTION_CHARS = 200
-KEYWORDS_CHARS = 100
-REASON_CHARS = 160
-
-REFUSAL = "The documents do not say."  # the reference answer of every unanswerable question
-# Names found only in the examples: a question or reference that holds one copied an example (small judges do).
-EXAMPLE_MARKERS = ("elmbrook",)
-
-_LIBRARY = (
-    "Borrowing\nMembers of the Elmbrook Library may borrow up to 12 books at a time for three weeks. "
-    "A loan can be renewed twice online. Late returns cost 20 cents a day per book."
+from localeval.testset.answer_shapes import (
+    KEYWORDS_CHARS,
+    LIBRARY,
+    LIBRARY_2,
+    MAX_ENTITIES,
+    MAX_THEMES,
+    NAME_CHARS,
+    QUESTION_CHARS,
+    REASON_CHARS,
+    REFERENCE_SENTENCES,
+    SUMMARY_SENTENCES,
+    question_text,
+    sentence_tokens,
+    sentences,
 )
-_LIBRARY_2 = (
-    "Study rooms\nElmbrook Library members can book one of four study rooms for up to three hours a day. "
-    "Bookings open seven days ahead in the library app."
-)
-
-
-def question_text() -> Schema:
-    """One question: it ends at its first question mark (a judge cannot run on after it)."""
-    return {"type": "string", "pattern": rf"^[^?\n]{{8,{QUESTION_CHARS}}}\?$"}
-
-
-def sentences(max_items: int) -> Schema:
-    """One to ``max_items`` sentences, each ending at its first . ! or ? (a full stop before a digit is kept)."""
-    sentence = {"type": "string", "pattern": rf"^([^.!?\n]|\.[0-9]){{4,{SENTENCE_CHARS}}}[.!?]$"}
-    return array(sentence, 1, max_items)
-
-
-def _sentence_tokens(n: int) -> int:
-    return n * (tokens_for_chars(SENTENCE_CHARS) + 4)
-
-
-def join_sentences(items: list[str]) -> str:
-    """Sentences as one text, repeats (a looping judge) left out."""
-    return " ".join(dict.fromkeys(s.strip() for s in items if s.strip()))
-
 
 # --- extraction ---------------------------------------------------------------------------------
 
@@ -91,7 +59,7 @@ def _extract_schema(inp: ExtractInput, settings: Settings) -> dict:
 
 
 def _extract_tokens(inp: ExtractInput, settings: Settings) -> int:
-    return _sentence_tokens(SUMMARY_SENTENCES) + (MAX_ENTITIES + MAX_THEMES) * (tokens_for_chars(NAME_CHARS) + 2) + 16
+    return sentence_tokens(SUMMARY_SENTENCES) + (MAX_ENTITIES + MAX_THEMES) * (tokens_for_chars(NAME_CHARS) + 2) + 16
 
 
 EXTRACT = Prompt(
@@ -105,7 +73,7 @@ EXTRACT = Prompt(
     input_model=ExtractInput,
     output_model=ExtractOutput,
     examples=((
-        ExtractInput(text=_LIBRARY),
+        ExtractInput(text=LIBRARY),
         ExtractOutput(
             entities=["Elmbrook Library", "12 books", "three weeks", "20 cents a day"],
             summary=["Elmbrook Library members may borrow 12 books for three weeks and renew twice.",
@@ -146,7 +114,7 @@ def _qa_schema(inp: BaseModel, settings: Settings) -> dict:
 
 
 def _qa_tokens(inp: BaseModel, settings: Settings) -> int:
-    return tokens_for_chars(QUESTION_CHARS) + _sentence_tokens(REFERENCE_SENTENCES) + 8
+    return tokens_for_chars(QUESTION_CHARS) + sentence_tokens(REFERENCE_SENTENCES) + 8
 
 
 _ANSWER_RULE = (
@@ -167,7 +135,7 @@ SINGLE_HOP = _question_writer(
     "testset_single_hop",
     "Read the context and write one specific question about the given entity that the context answers, as an "
     "employee or customer would ask it, without mentioning 'the context'.",
-    (SingleHopInput(context=_LIBRARY, entity="20 cents a day"),
+    (SingleHopInput(context=LIBRARY, entity="20 cents a day"),
      QAOutput(question="How much does the Elmbrook Library charge when I return a book late?",
               reference=["Late returns cost 20 cents a day for each book."])),
 )
@@ -176,7 +144,7 @@ MULTI_HOP_ABSTRACT = _question_writer(
     "testset_multi_hop_abstract",
     "Read the related passages and write one broader question about the given theme whose answer needs "
     "information from more than one passage, as a user would ask it, without mentioning 'the passages'.",
-    (MultiHopAbstractInput(contexts=[_LIBRARY, _LIBRARY_2], theme="member services"),
+    (MultiHopAbstractInput(contexts=[LIBRARY, LIBRARY_2], theme="member services"),
      QAOutput(question="What can members of the Elmbrook Library use besides borrowing books, and on what terms?",
               reference=["Members borrow up to 12 books for three weeks.",
                          "They can also book a study room for up to three hours a day, seven days ahead."])),
@@ -186,7 +154,7 @@ MULTI_HOP_SPECIFIC = _question_writer(
     "testset_multi_hop_specific",
     "Two passages both mention the given entity. Write one specific question about that entity that needs a "
     "fact from each passage to answer, as a user would ask it, without mentioning 'the passages'.",
-    (MultiHopSpecificInput(contexts=[_LIBRARY, _LIBRARY_2], entity="Elmbrook Library"),
+    (MultiHopSpecificInput(contexts=[LIBRARY, LIBRARY_2], entity="Elmbrook Library"),
      QAOutput(question="How long can an Elmbrook Library member keep a book, and how long a study room?",
               reference=["A book can be kept for three weeks.",
                          "A study room can be booked for up to three hours a day."])),
@@ -306,9 +274,9 @@ ANSWERED = Prompt(
     input_model=AnsweredInput,
     output_model=Verdict,
     examples=(
-        (AnsweredInput(context=_LIBRARY, question="How long is a loan at the Elmbrook Library?"),
+        (AnsweredInput(context=LIBRARY, question="How long is a loan at the Elmbrook Library?"),
          Verdict(reason="The passage says loans last three weeks.", verdict=1)),
-        (AnsweredInput(context=_LIBRARY, question="Can I borrow e-books from the Elmbrook Library?"),
+        (AnsweredInput(context=LIBRARY, question="Can I borrow e-books from the Elmbrook Library?"),
          Verdict(reason="The passage is about book loans but says nothing about e-books.", verdict=0)),
     ),
     schema=_answered_schema,

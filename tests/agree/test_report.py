@@ -194,15 +194,15 @@ def test_cli_pairs_with_a_scripted_judge(tmp_path: Path, monkeypatch: pytest.Mon
 
 def test_cli_pairs_without_a_folder_uses_the_default(monkeypatch: pytest.MonkeyPatch,
                                                      capsys: pytest.CaptureFixture[str]) -> None:
-    from localeval import pairs
+    from localeval.agree import pair_run, pair_table
 
     seen: dict[str, object] = {}
 
-    def fake_run_pairs(folder: object, judge: object, embedder: object, **options: object) -> pairs.PairsReport:
+    def fake_run_pairs(folder: object, judge: object, embedder: object, **options: object) -> pair_table.PairsReport:
         seen.update(folder=folder, judge=judge, embedder=embedder, **options)
-        return pairs.PairsReport(folder="default", judge="fake", files=[], settings={}, wall_seconds=0.0)
+        return pair_table.PairsReport(folder="default", judge="fake", files=[], settings={}, wall_seconds=0.0)
 
-    monkeypatch.setattr(pairs, "run_pairs", fake_run_pairs)
+    monkeypatch.setattr(pair_run, "run_pairs", fake_run_pairs)
     assert _agree_cli(["--pairs", "--no-reasons", "--max-examples", "1"]) == 0
     assert seen["folder"] is None and seen["judge"] is None and seen["limit"] is None
     config = seen["config"]

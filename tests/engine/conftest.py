@@ -10,7 +10,7 @@ import pytest
 @pytest.fixture(scope="session")
 def judge_dir(models_folder: Path) -> Path:
     """The bundled judge's folder."""
-    from localeval.models import DEFAULT_JUDGE
+    from localeval.model_folders import DEFAULT_JUDGE
 
     return models_folder / DEFAULT_JUDGE
 

@@ -16,7 +16,7 @@ from localeval.engine.scripted import ScriptedEngine, rule_script
 from localeval.errors import LocalevalError
 from localeval.nan import Nan
 from localeval.testset import generate_testset, parse_mix, plan_counts
-from localeval.testset.prompts import REFUSAL
+from localeval.testset.answer_shapes import REFUSAL
 
 from .fakes import handbook_script, override
 

@@ -8,6 +8,7 @@ import jsonschema
 import pytest
 
 from localeval.prompts.base import Prompt, Settings
+from localeval.testset.answer_shapes import join_sentences
 from localeval.testset.prompts import (
     SINGLE_HOP,
     STYLE,
@@ -15,7 +16,6 @@ from localeval.testset.prompts import (
     TESTSET_PROMPTS,
     SingleHopInput,
     StyleInput,
-    join_sentences,
 )
 
 

@@ -13,7 +13,7 @@ import localeval
 from localeval.cli import main
 from localeval.data import load_samples
 from localeval.engine.scripted import ScriptedEngine, rule_script
-from localeval.models import DEFAULT_EMBEDDER, DEFAULT_JUDGE, models_dir
+from localeval.model_folders import DEFAULT_EMBEDDER, DEFAULT_JUDGE, models_dir
 
 pytestmark = pytest.mark.model
 ROOT = Path(__file__).resolve().parents[2]

@@ -20,7 +20,7 @@ from localeval.engine.transformers.batching import plan_batches
 from localeval.engine.transformers.decode import Row, decode_batch
 from localeval.engine.transformers.kv_cache import PrefixCache
 from localeval.engine.transformers.loading import load_model
-from localeval.models import model_fingerprint
+from localeval.model_folders import model_fingerprint
 
 if TYPE_CHECKING:
     import torch

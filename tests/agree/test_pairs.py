@@ -9,22 +9,15 @@ from pathlib import Path
 
 import pytest
 
+from localeval.agree.pair_count import PairCount, count_pairs, pairwise_accuracy
+from localeval.agree.pair_files import default_pairs_folder, pair_samples, read_pairs
+from localeval.agree.pair_run import run_pairs
+from localeval.agree.pair_table import PAPER, format_pairs_report
 from localeval.embed import HashEmbedder
 from localeval.engine.scripted import ScriptedEngine, rule_script
 from localeval.errors import LocalevalError
+from localeval.metrics.context_relevance import split_sentences
 from localeval.nan import Nan
-from localeval.pairs import (
-    PAPER,
-    PairCount,
-    count_pairs,
-    default_pairs_folder,
-    format_pairs_report,
-    pair_samples,
-    pairwise_accuracy,
-    read_pairs,
-    run_pairs,
-    split_sentences,
-)
 
 PAIRS = default_pairs_folder()  # the WikiEval pairs shipped in the package
 

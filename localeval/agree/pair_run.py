@@ -1,0 +1,126 @@
+"""Agreement with human labels on WikiEval-style pairs (the Ragas paper's Table 1): the runner.
+
+A folder holds up to three pair files (``ff.csv``, ``ar.csv``, ``cr.csv``: ``pair_files``), each scored
+with its metric: faithfulness, response relevancy, and context relevance (``metrics.context_relevance``,
+the context split into sentences). A metric agrees with the humans on a pair when it scores the better
+candidate higher; pairwise accuracy counts a tie as half, and so a pair where either score is NaN
+(reported separately).
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from localeval.agree.pair_count import count_pairs, score_value
+from localeval.agree.pair_files import FILES, default_pairs_folder, pair_samples, read_pairs
+from localeval.agree.pair_table import PAPER, FileAgreement, PairsReport
+from localeval.config import RunConfig
+from localeval.errors import LocalevalError
+from localeval.metrics.context_relevance import CONTEXT_RELEVANCE_SPEC
+from localeval.metrics.faithfulness import merged_faithfulness
+from localeval.metrics.registry import parse_metric
+from localeval.nan import Nan
+from localeval.scheduler import Scheduler, total_usage
+from localeval.store.cache import JudgeCache
+
+if TYPE_CHECKING:
+    from localeval.engine.base import JudgeEngine
+
+
+def _mean(values: list[float | None]) -> float | None:
+    valid = [v for v in values if v is not None]
+    return sum(valid) / len(valid) if valid else None
+
+
+def run_pairs(
+    folder: str | Path | None = None,
+    judge: str | Path | JudgeEngine | None = None,
+    embedder: str | Path | Any | None = None,
+    limit: int | None = None,
+    config: RunConfig | None = None,
+    *,
+    files: Sequence[str] = ("ff", "ar", "cr"),
+    chunk_sentences: int = 1,
+    cache: str | Path | None = None,
+    progress: bool = False,
+    merge_nli: bool = False,
+    offset: int = 0,
+    on_file: Callable[[PairsReport], None] | None = None,
+) -> PairsReport:
+    """Score every pair file in ``folder`` (default: the shared WikiEval pairs) and count agreement.
+
+    ``limit``: the first ``limit`` questions of each file, from question ``offset`` (counted from 0).
+    ``judge`` and ``embedder``: local model folders (None: the bundled defaults) or engine and
+    embedder objects. ``cache``: an SQLite file of judge answers to reuse between runs.
+    ``merge_nli``: score ``ff.csv`` with one NLI ask per pair for both answers
+    (:func:`merged_faithfulness`). ``on_file``: called with the report so far after each file, so
+    that a long run can save what it has measured before it ends.
+    """
+    from localeval import api  # here, so that importing this module loads no model code
+
+    started = time.perf_counter()
+    if offset < 0:
+        raise LocalevalError(f"offset must be 0 or more, got {offset}")
+    base = Path(folder) if folder is not None else default_pairs_folder()
+    present = [f for f in files if (base / f"{f}.csv").is_file()]
+    if not present:
+        raise LocalevalError(f"{base}: none of {', '.join(f + '.csv' for f in files)} found")
+    config = config or RunConfig()
+    settings, seed = config.settings, config.seed
+    engine = judge if judge is not None and not isinstance(judge, str | Path) else None
+    emb = embedder if embedder is not None and not isinstance(embedder, str | Path) else None
+    if emb is None and "ar" in present:  # a wrong embedder folder fails before the judge loads
+        embedder = api.resolve_model(embedder, "embedder")
+    if engine is None:
+        engine = api.load_judge(judge, config.engine)  # type: ignore[arg-type]
+    if emb is None and "ar" in present:
+        emb = api.load_embedder(embedder)
+    store = JudgeCache(Path(cache)) if cache is not None else JudgeCache.disabled()
+    results: list[FileAgreement] = []
+
+    def report() -> PairsReport:
+        return PairsReport(
+            folder=str(base), judge=getattr(engine, "fingerprint", None), files=list(results),
+            settings={"reasons": settings.reasons, "max_examples": settings.max_examples, "votes": settings.votes,
+                      "temperature": settings.temperature if settings.votes > 1 else 0.0, "limit": limit,
+                      "offset": offset, "chunk_sentences": chunk_sentences, "seed": seed, "merge_nli": merge_nli},
+            wall_seconds=time.perf_counter() - started,
+        )
+
+    try:
+        for kind in present:
+            pairs = read_pairs(base / f"{kind}.csv")[offset:][:limit]
+            metric = FILES[kind][0]
+            spec = CONTEXT_RELEVANCE_SPEC if kind == "cr" else parse_metric(metric)
+            scheduler = Scheduler(engine, emb, store, settings, seed=seed, progress=progress)
+            if kind == "ff" and merge_nli:
+                file_started = time.perf_counter()
+                tasks = [(metric, merged_faithfulness(p.question, p.good["context"], p.good["answer"],
+                                                      p.bad["answer"])) for p in pairs]
+                both, usages = scheduler.run_tasks(tasks)
+                pairs_out = [b if isinstance(b, tuple) else (b, b) for b in both]  # a failed ask: NaN on both
+                good, bad = [g for g, _ in pairs_out], [b for _, b in pairs_out]
+                outcomes = [*good, *bad]
+                usage, wall = total_usage(usages), time.perf_counter() - file_started
+            else:
+                output = scheduler.run(pair_samples(kind, pairs, chunk_sentences), [spec])
+                outcomes = output.outcomes[spec.name]
+                good, bad = outcomes[0::2], outcomes[1::2]
+                usage, wall = total_usage(output.usage), output.wall_seconds
+            results.append(FileAgreement(
+                file=f"{kind}.csv", metric=metric, count=count_pairs(good, bad), paper=PAPER.get(metric),
+                nan_reasons=dict(Counter(v.reason for v in outcomes if isinstance(v, Nan))),
+                mean_good=_mean([score_value(v) for v in good]), mean_bad=_mean([score_value(v) for v in bad]),
+                judge_calls=usage.judge_calls, completion_tokens=usage.completion_tokens,
+                engine_seconds=usage.engine_seconds, wall_seconds=wall,
+                scores=[(score_value(g), score_value(b)) for g, b in zip(good, bad, strict=True)],
+            ))
+            if on_file is not None:
+                on_file(report())
+    finally:
+        store.close()
+    return report()
