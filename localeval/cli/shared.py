@@ -14,7 +14,7 @@ from typer.core import TyperCommand
 
 from localeval.config import DEFAULT_BATCH_SIZE, DEFAULT_BATCH_TOKENS, JudgeOptions, RunConfig, build_config
 from localeval.errors import LocalevalError
-from localeval.progress import quiet
+from localeval.silence import quiet
 
 
 @dataclass(frozen=True)
@@ -151,7 +151,7 @@ def command(app: typer.Typer, name: str, *groups: tuple[Option, ...], help: str,
             cls: type[TyperCommand] | None = None) -> Callable[[Callable[..., int]], Callable[..., int]]:
     """Register ``func`` as a command with the groups' options; it receives them as ``shared: Shared``.
 
-    The command runs inside ``progress.quiet`` when --no-progress is given; a LocalevalError prints as one
+    The command runs inside ``silence.quiet`` when --no-progress is given; a LocalevalError prints as one
     ``localeval: ...`` line (exit 1), an interrupt as a hint to resume (exit 130).
     """
     options = [option for group in groups for option in group]
