@@ -16,11 +16,11 @@ from localeval.engine.base import JudgeEngine
 from localeval.metrics.registry import MetricSpec, parse_metrics
 from localeval.model_folders import resolve_model
 from localeval.nan import Nan
-from localeval.progress import quiet, stderr_is_terminal
 from localeval.prompts.base import Settings
 from localeval.report.aggregate import MetricSummary, format_table, summarize
 from localeval.report.strata import stratified_summary
 from localeval.scheduler import RunOutput, Usage, total_usage
+from localeval.silence import quiet, stderr_is_terminal
 from localeval.steps import Outcome
 from localeval.store.cache import JudgeCache
 from localeval.store.run_folder import CACHE, RunLock, write_samples, write_scores, write_summary

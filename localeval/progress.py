@@ -8,20 +8,18 @@ pipe) it is one plain line every ``every_seconds`` or every ``every_share`` of a
 
 from __future__ import annotations
 
-import contextlib
-import logging
-import os
 import sys
 import threading
 import time
-import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TextIO
 
 from rich.console import Console
 from rich.progress import BarColumn, Progress, ProgressColumn, Task, TextColumn
 from rich.text import Text
+
+from localeval.silence import is_terminal
 
 
 @dataclass
@@ -74,7 +72,7 @@ class RunProgress:
     ) -> None:
         self.enabled = enabled
         self.stream = stream if stream is not None else sys.stderr
-        self.interactive = _is_terminal(self.stream) if interactive is None else interactive
+        self.interactive = is_terminal(self.stream) if interactive is None else interactive
         self.every_seconds = every_seconds
         self.every_share = every_share
         self.clock = clock
@@ -242,80 +240,4 @@ def _label(s: Snapshot) -> str:
     return f"round {s.round}" + (" (retry)" if s.retry else "")
 
 
-def stderr_is_terminal() -> bool:
-    """Whether stderr is a terminal (else progress is written as plain lines)."""
-    return _is_terminal(sys.stderr)
-
-
-def _is_terminal(stream: TextIO) -> bool:
-    try:
-        return bool(stream.isatty())
-    except (AttributeError, ValueError):
-        return False
-
-
-_QUIET_ENV = {"TRANSFORMERS_VERBOSITY": "error", "HF_HUB_DISABLE_PROGRESS_BARS": "1", "TQDM_DISABLE": "1",
-              "TRANSFORMERS_NO_ADVISORY_WARNINGS": "1"}
-_QUIET_LOGGERS = ("transformers", "sentence_transformers", "huggingface_hub", "torch", "xgrammar", "accelerate")
-
-
-@contextlib.contextmanager
-def quiet(enabled: bool = True, bars_only: bool = False) -> Iterator[None]:
-    """Silence the model libraries while inside: their loading bars, logging and warnings
-    (``bars_only``: just the bars, for a log file that should not fill with carriage returns)."""
-    if not enabled:
-        yield
-        return
-    env = {"HF_HUB_DISABLE_PROGRESS_BARS": "1", "TQDM_DISABLE": "1"} if bars_only else _QUIET_ENV
-    saved_env = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
-    loggers = () if bars_only else _QUIET_LOGGERS
-    levels = {name: logging.getLogger(name).level for name in loggers}
-    for name in loggers:
-        logging.getLogger(name).setLevel(logging.ERROR)
-    restore_transformers = _quiet_transformers(bars_only)
-    try:
-        with warnings.catch_warnings():
-            if not bars_only:
-                warnings.simplefilter("ignore")
-            yield
-    finally:
-        restore_transformers()
-        for name, level in levels.items():
-            logging.getLogger(name).setLevel(level)
-        for key, value in saved_env.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
-
-
-def _quiet_transformers(bars_only: bool = False) -> Callable[[], None]:
-    """Turn off the bars and logging of transformers and huggingface_hub, where already imported
-    (an import inside ``quiet`` reads the environment set there); returns what undoes it."""
-    undo: list[Callable[[], None]] = []
-    if "transformers.utils.logging" in sys.modules:
-        from transformers.utils import logging as hf_logging
-
-        verbosity, bars = hf_logging.get_verbosity(), hf_logging.is_progress_bar_enabled()
-        if not bars_only:
-            hf_logging.set_verbosity_error()
-            undo.append(lambda: hf_logging.set_verbosity(verbosity))
-        hf_logging.disable_progress_bar()
-        if bars:
-            undo.append(hf_logging.enable_progress_bar)
-    if "huggingface_hub.utils" in sys.modules:
-        from huggingface_hub.utils import are_progress_bars_disabled, disable_progress_bars, enable_progress_bars
-
-        if not are_progress_bars_disabled():
-            disable_progress_bars()
-            undo.append(enable_progress_bars)
-
-    def restore() -> None:
-        for step in undo:
-            step()
-
-    return restore
-
-
-__all__ = ["RunProgress", "Snapshot", "clock_text", "quiet", "status_text", "stderr_is_terminal"]
+__all__ = ["RunProgress", "Snapshot", "clock_text", "status_text"]

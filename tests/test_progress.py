@@ -15,8 +15,9 @@ from localeval.data.sample import Sample
 from localeval.engine.base import Request
 from localeval.engine.scripted import ScriptedEngine, rule_script
 from localeval.metrics import parse_metrics
-from localeval.progress import RunProgress, quiet
+from localeval.progress import RunProgress
 from localeval.scheduler import Scheduler
+from localeval.silence import quiet
 from localeval.store.cache import JudgeCache
 
 DEMO = Path(__file__).resolve().parents[1] / "examples" / "rag_demo.jsonl"

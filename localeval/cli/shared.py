@@ -14,7 +14,7 @@ from typer.core import TyperCommand
 
 from localeval.config import DEFAULT_BATCH_SIZE, DEFAULT_BATCH_TOKENS, JudgeOptions, RunConfig, build_config
 from localeval.errors import LocalevalError
-from localeval.progress import quiet
+from localeval.silence import quiet
 
 
 @dataclass(frozen=True)
@@ -86,56 +86,41 @@ class Shared:
 # Each shared option: (parameter name, its type with the option's declaration). Defaults come from Shared.
 Option = tuple[str, Any]
 
-JUDGE: tuple[Option, ...] = (
-    ("judge", Annotated[str | None, typer.Option(
-        "--judge", help="judge: a model folder, or a name in the models folder (default: smollm2-135m-instruct)")]),
-    ("embedder", Annotated[str | None, typer.Option(
-        "--embedder", help="embedder: a model folder, or a name in the models folder (default: all-minilm-l6-v2)")]),
-    ("no_reasons", Annotated[bool, typer.Option("--no-reasons", help="ask for verdicts without free-text reasons")]),
-    ("max_examples", Annotated[int | None, typer.Option(
-        "--max-examples", help="at most N few-shot examples per prompt (default: all of them)")]),
-    ("votes", Annotated[int, typer.Option(
-        "--votes", help="verdict asks: sample N answers and take each verdict's majority (default 1: greedy)")]),
-    ("temperature", Annotated[float, typer.Option(
-        "--temperature", help="sampling temperature of --votes (default 0.7)")]),
+
+def options(*rows: tuple[str, Any, str]) -> tuple[Option, ...]:
+    """Declarations from (parameter name, type, help) rows; each flag is the name in kebab case (``--batch-size``)."""
+    return tuple((name, Annotated[kind, typer.Option("--" + name.replace("_", "-"), help=text)])
+                 for name, kind, text in rows)
+
+
+JUDGE = options(
+    ("judge", str | None, "judge: a model folder, or a name in the models folder (default: smollm2-135m-instruct)"),
+    ("embedder", str | None, "embedder: a model folder, or a name in the models folder (default: all-minilm-l6-v2)"),
+    ("no_reasons", bool, "ask for verdicts without free-text reasons"),
+    ("max_examples", int | None, "at most N few-shot examples per prompt (default: all of them)"),
+    ("votes", int, "verdict asks: sample N answers and take each verdict's majority (default 1: greedy)"),
+    ("temperature", float, "sampling temperature of --votes (default 0.7)"),
 )
-ENGINE: tuple[Option, ...] = (
-    ("grammar", Annotated[Literal["xgrammar", "outlines"], typer.Option(
-        "--grammar", help="grammar backend for constrained decoding (default: xgrammar)")]),
-    ("batch_size", Annotated[int, typer.Option(
-        "--batch-size", help="most asks decoded together by the transformers engine")]),
-    ("batch_tokens", Annotated[int, typer.Option(
-        "--batch-tokens", help="transformers engine: token budget of a batch, rows x (longest prompt tail + "
-                               "longest answer); 0: no budget, batches of --batch-size")]),
-    ("threads", Annotated[int | None, typer.Option(
-        "--threads", help="CPU threads for torch (default: all cores, waiting passively; README: Speed knobs)")]),
-    ("trust_remote_code", Annotated[bool, typer.Option(
-        "--trust-remote-code", help="allow the model folder's own code")]),
-    ("engine", Annotated[Literal["transformers", "vllm", "ray-vllm"], typer.Option(
-        "--engine", help="judge engine: transformers (CPU/GPU), vllm (GPU), ray-vllm (vLLM replicas on Ray)")]),
-    ("replicas", Annotated[int, typer.Option(
-        "--replicas", help="ray-vllm: engine replicas (one per GPU if the judge fits)")]),
-    ("ray_address", Annotated[str | None, typer.Option(
-        "--ray-address", help="ray-vllm: cluster address (default: local, or a new one)")]),
-    ("tensor_parallel_size", Annotated[int, typer.Option(
-        "--tensor-parallel-size", help="vllm: GPUs per engine, for a judge too big for one")]),
-    ("gpu_memory_utilization", Annotated[float, typer.Option(
-        "--gpu-memory-utilization", help="vllm: share of GPU memory vLLM may take")]),
-    ("max_model_len", Annotated[int | None, typer.Option(
-        "--max-model-len", help="vllm: context window (default: the model's)")]),
-    ("dtype", Annotated[str, typer.Option("--dtype", help="vllm: weights dtype (auto, bfloat16, float16)")]),
-    ("quantization", Annotated[str | None, typer.Option(
-        "--quantization", help="vllm: awq, gptq, fp8, ... (default: from the model folder)")]),
+ENGINE = options(
+    ("grammar", Literal["xgrammar", "outlines"], "grammar backend for constrained decoding (default: xgrammar)"),
+    ("batch_size", int, "most asks decoded together by the transformers engine"),
+    ("batch_tokens", int, "transformers engine: token budget of a batch, rows x (longest prompt tail + "
+                          "longest answer); 0: no budget, batches of --batch-size"),
+    ("threads", int | None, "CPU threads for torch (default: all cores, waiting passively; README: Speed knobs)"),
+    ("trust_remote_code", bool, "allow the model folder's own code"),
+    ("engine", Literal["transformers", "vllm", "ray-vllm"],
+     "judge engine: transformers (CPU/GPU), vllm (GPU), ray-vllm (vLLM replicas on Ray)"),
+    ("replicas", int, "ray-vllm: engine replicas (one per GPU if the judge fits)"),
+    ("ray_address", str | None, "ray-vllm: cluster address (default: local, or a new one)"),
+    ("tensor_parallel_size", int, "vllm: GPUs per engine, for a judge too big for one"),
+    ("gpu_memory_utilization", float, "vllm: share of GPU memory vLLM may take"),
+    ("max_model_len", int | None, "vllm: context window (default: the model's)"),
+    ("dtype", str, "vllm: weights dtype (auto, bfloat16, float16)"),
+    ("quantization", str | None, "vllm: awq, gptq, fp8, ... (default: from the model folder)"),
 )
-PROGRESS: tuple[Option, ...] = (
-    ("no_progress", Annotated[bool, typer.Option("--no-progress", help="no progress, loading bars or warnings")]),
-)
-CACHE_FILE: tuple[Option, ...] = (
-    ("cache", Annotated[str | None, typer.Option("--cache", help="a judge cache file shared between runs")]),
-)
-NO_CACHE: tuple[Option, ...] = (
-    ("no_cache", Annotated[bool, typer.Option("--no-cache", help="neither read nor write a judge cache")]),
-)
+PROGRESS = options(("no_progress", bool, "no progress, loading bars or warnings"))
+CACHE_FILE = options(("cache", str | None, "a judge cache file shared between runs"))
+NO_CACHE = options(("no_cache", bool, "neither read nor write a judge cache"))
 DEFAULTS = {f.name: f.default for f in fields(Shared)}
 
 
@@ -151,7 +136,7 @@ def command(app: typer.Typer, name: str, *groups: tuple[Option, ...], help: str,
             cls: type[TyperCommand] | None = None) -> Callable[[Callable[..., int]], Callable[..., int]]:
     """Register ``func`` as a command with the groups' options; it receives them as ``shared: Shared``.
 
-    The command runs inside ``progress.quiet`` when --no-progress is given; a LocalevalError prints as one
+    The command runs inside ``silence.quiet`` when --no-progress is given; a LocalevalError prints as one
     ``localeval: ...`` line (exit 1), an interrupt as a hint to resume (exit 130).
     """
     options = [option for group in groups for option in group]

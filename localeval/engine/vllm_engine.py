@@ -102,19 +102,15 @@ class VLLMEngine:
         self.quantization = quantization
         self.chat_template_kwargs = dict(chat_template_kwargs or {})
         self.progress = progress
+        # What vLLM's LLM(...) is built with (would have been, where ``llm`` is given).
+        self.engine_args: dict[str, Any] = {
+            "model": str(self.model_dir), "tensor_parallel_size": tensor_parallel_size,
+            "gpu_memory_utilization": gpu_memory_utilization, "max_model_len": max_model_len, "dtype": dtype,
+            "quantization": quantization, "seed": seed, "trust_remote_code": trust_remote_code,
+            "enable_prefix_caching": enable_prefix_caching, **self.api.engine_kwargs,
+        }
         if llm is None:
-            llm = vllm.LLM(
-                model=str(self.model_dir),
-                tensor_parallel_size=tensor_parallel_size,
-                gpu_memory_utilization=gpu_memory_utilization,
-                max_model_len=max_model_len,
-                dtype=dtype,
-                quantization=quantization,
-                seed=seed,
-                trust_remote_code=trust_remote_code,
-                enable_prefix_caching=enable_prefix_caching,
-                **self.api.engine_kwargs,
-            )
+            llm = vllm.LLM(**self.engine_args)
         self.llm = llm
         self.tokenizer = llm.get_tokenizer()
         model_config = _model_config(llm)

@@ -153,6 +153,29 @@ def text_list_tokens(source: str, item_chars: int, most: int) -> int:
     return min(len(source) // 2 + 96, most * (item_chars // 3 + 6) + 16)
 
 
+@dataclass(frozen=True)
+class TextList:
+    """The schema and budget of an answer that lists short texts restating one input field: one item per
+    ``chars_per_item`` characters of that field (plus two), never fewer than 4, never more than 40."""
+
+    name: str  # the list's key in the answer
+    source: str  # the input field the items restate
+    chars_per_item: int
+    item_chars: int  # the longest one item may be
+
+    def most(self, inp: BaseModel) -> int:
+        """How many items ``inp`` may get."""
+        return max(4, min(40, len(getattr(inp, self.source)) // self.chars_per_item + 2))
+
+    def schema(self, inp: BaseModel, settings: Settings) -> Schema:
+        """The answer's schema for ``inp`` (the same whatever the settings)."""
+        return text_list(self.name, self.item_chars, self.most(inp))
+
+    def max_tokens(self, inp: BaseModel, settings: Settings) -> int:
+        """The answer's token budget for ``inp``."""
+        return text_list_tokens(getattr(inp, self.source), self.item_chars, self.most(inp))
+
+
 class Verdict(BaseModel):
     """A 0/1 verdict, after the short reason that led to it (empty when reasons are off)."""
 

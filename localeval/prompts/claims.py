@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from localeval.prompts.base import Prompt, Settings, text_list, text_list_tokens
+from localeval.prompts.base import Prompt, TextList
 
 Level = Literal["low", "high"]
 CLAIM_CHARS = 240
@@ -24,17 +24,7 @@ class ClaimsOutput(BaseModel):
     claims: list[str]
 
 
-def _max_claims(inp: ClaimsInput) -> int:
-    return max(4, min(40, len(inp.response) // 35 + 2))
-
-
-def _schema(inp: ClaimsInput, settings: Settings) -> dict:
-    return text_list("claims", CLAIM_CHARS, _max_claims(inp))
-
-
-def _max_tokens(inp: ClaimsInput, settings: Settings) -> int:
-    return text_list_tokens(inp.response, CLAIM_CHARS, _max_claims(inp))
-
+_CLAIMS = TextList("claims", source="response", chars_per_item=35, item_chars=CLAIM_CHARS)
 
 _LOVELACE = "Ada Lovelace was an English mathematician, writer and amateur astronomer."
 _NILE = (
@@ -99,8 +89,8 @@ def claims_prompt(atomicity: Level = "low", coverage: Level = "low") -> Prompt[C
             (ClaimsInput(response=_LOVELACE), ClaimsOutput(claims=lovelace)),
             (ClaimsInput(response=_NILE), ClaimsOutput(claims=nile)),
         ),
-        schema=_schema,
-        max_tokens=_max_tokens,
+        schema=_CLAIMS.schema,
+        max_tokens=_CLAIMS.max_tokens,
     )
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from localeval.prompts.base import Prompt, Settings, text_list, text_list_tokens
+from localeval.prompts.base import Prompt, TextList
 
 
 class StatementsInput(BaseModel):
@@ -19,18 +19,8 @@ class StatementsOutput(BaseModel):
 STATEMENT_CHARS = 240
 
 
-def _max_statements(inp: StatementsInput) -> int:
-    # About one statement per 40 characters of answer, never fewer than 4, never more than 40.
-    return max(4, min(40, len(inp.answer) // 40 + 2))
-
-
-def _schema(inp: StatementsInput, settings: Settings) -> dict:
-    return text_list("statements", STATEMENT_CHARS, _max_statements(inp))
-
-
-def _max_tokens(inp: StatementsInput, settings: Settings) -> int:
-    # Statements restate the answer, so their length follows the answer's: twice its tokens plus slack.
-    return text_list_tokens(inp.answer, STATEMENT_CHARS, _max_statements(inp))
+# About one statement per 40 characters of answer; statements restate the answer, so their budget follows its length.
+_STATEMENTS = TextList("statements", source="answer", chars_per_item=40, item_chars=STATEMENT_CHARS)
 
 
 STATEMENTS = Prompt(
@@ -62,6 +52,6 @@ STATEMENTS = Prompt(
             ),
         ),
     ),
-    schema=_schema,
-    max_tokens=_max_tokens,
+    schema=_STATEMENTS.schema,
+    max_tokens=_STATEMENTS.max_tokens,
 )

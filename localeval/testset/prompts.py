@@ -10,7 +10,6 @@ from __future__ import annotations
 from pydantic import BaseModel
 
 from localeval.prompts.base import (
-    I,
     Prompt,
     Settings,
     Verdict,
@@ -125,40 +124,51 @@ _ANSWER_RULE = (
 _WRITER = "You write test questions for a question-answering system. "
 
 
-def _question_writer(name: str, task: str, example: tuple[I, QAOutput]) -> Prompt[I, QAOutput]:
-    """A prompt that writes one question and its reference answer, shown one example."""
-    return Prompt(name=name, instruction=_WRITER + task + _ANSWER_RULE, input_model=type(example[0]),
-                  output_model=QAOutput, examples=(example,), schema=_qa_schema, max_tokens=_qa_tokens)
+# What each question writer is asked to do, after _WRITER and before _ANSWER_RULE.
+_TASKS = {
+    "single_hop": "Read the context and write one specific question about the given entity that the context "
+                  "answers, as an employee or customer would ask it, without mentioning 'the context'.",
+    "multi_hop_abstract": "Read the related passages and write one broader question about the given theme whose "
+                          "answer needs information from more than one passage, as a user would ask it, without "
+                          "mentioning 'the passages'.",
+    "multi_hop_specific": "Two passages both mention the given entity. Write one specific question about that "
+                          "entity that needs a fact from each passage to answer, as a user would ask it, without "
+                          "mentioning 'the passages'.",
+}
+
+# The one worked example each question writer is shown.
+_EXAMPLES: dict[str, tuple[BaseModel, QAOutput]] = {
+    "single_hop": (
+        SingleHopInput(context=LIBRARY, entity="20 cents a day"),
+        QAOutput(question="How much does the Elmbrook Library charge when I return a book late?",
+                 reference=["Late returns cost 20 cents a day for each book."]),
+    ),
+    "multi_hop_abstract": (
+        MultiHopAbstractInput(contexts=[LIBRARY, LIBRARY_2], theme="member services"),
+        QAOutput(question="What can members of the Elmbrook Library use besides borrowing books, and on what terms?",
+                 reference=["Members borrow up to 12 books for three weeks.",
+                            "They can also book a study room for up to three hours a day, seven days ahead."]),
+    ),
+    "multi_hop_specific": (
+        MultiHopSpecificInput(contexts=[LIBRARY, LIBRARY_2], entity="Elmbrook Library"),
+        QAOutput(question="How long can an Elmbrook Library member keep a book, and how long a study room?",
+                 reference=["A book can be kept for three weeks.",
+                            "A study room can be booked for up to three hours a day."]),
+    ),
+}
 
 
-SINGLE_HOP = _question_writer(
-    "testset_single_hop",
-    "Read the context and write one specific question about the given entity that the context answers, as an "
-    "employee or customer would ask it, without mentioning 'the context'.",
-    (SingleHopInput(context=LIBRARY, entity="20 cents a day"),
-     QAOutput(question="How much does the Elmbrook Library charge when I return a book late?",
-              reference=["Late returns cost 20 cents a day for each book."])),
-)
+def _question_writer(kind: str) -> Prompt[BaseModel, QAOutput]:
+    """The prompt ``testset_<kind>``: it writes one question and its reference answer, shown one example."""
+    example = _EXAMPLES[kind]
+    return Prompt(name=f"testset_{kind}", instruction=_WRITER + _TASKS[kind] + _ANSWER_RULE,
+                  input_model=type(example[0]), output_model=QAOutput, examples=(example,), schema=_qa_schema,
+                  max_tokens=_qa_tokens)
 
-MULTI_HOP_ABSTRACT = _question_writer(
-    "testset_multi_hop_abstract",
-    "Read the related passages and write one broader question about the given theme whose answer needs "
-    "information from more than one passage, as a user would ask it, without mentioning 'the passages'.",
-    (MultiHopAbstractInput(contexts=[LIBRARY, LIBRARY_2], theme="member services"),
-     QAOutput(question="What can members of the Elmbrook Library use besides borrowing books, and on what terms?",
-              reference=["Members borrow up to 12 books for three weeks.",
-                         "They can also book a study room for up to three hours a day, seven days ahead."])),
-)
 
-MULTI_HOP_SPECIFIC = _question_writer(
-    "testset_multi_hop_specific",
-    "Two passages both mention the given entity. Write one specific question about that entity that needs a "
-    "fact from each passage to answer, as a user would ask it, without mentioning 'the passages'.",
-    (MultiHopSpecificInput(contexts=[LIBRARY, LIBRARY_2], entity="Elmbrook Library"),
-     QAOutput(question="How long can an Elmbrook Library member keep a book, and how long a study room?",
-              reference=["A book can be kept for three weeks.",
-                         "A study room can be booked for up to three hours a day."])),
-)
+SINGLE_HOP = _question_writer("single_hop")
+MULTI_HOP_ABSTRACT = _question_writer("multi_hop_abstract")
+MULTI_HOP_SPECIFIC = _question_writer("multi_hop_specific")
 
 
 # --- unanswerable questions ---------------------------------------------------------------------

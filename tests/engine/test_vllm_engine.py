@@ -195,6 +195,7 @@ def test_the_llm_is_built_with_prefix_caching_and_the_grammar_settings(
     )
     kwargs = fake_vllm.built[0].init_kwargs
     assert kwargs["model"] == str(tmp_path) and kwargs["enable_prefix_caching"] is True
+    assert engine.engine_args == kwargs  # what it keeps is what LLM(...) was given
     assert (kwargs["tensor_parallel_size"], kwargs["gpu_memory_utilization"], kwargs["max_model_len"]) == (2, 0.8, 2048)
     assert (kwargs["dtype"], kwargs["quantization"], kwargs["seed"]) == ("bfloat16", "awq", 7)
     if engine.api.field == "structured_outputs":
