@@ -12,8 +12,8 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
+import localeval.model_folders.weight_packages as weight_packages
 from localeval.errors import LocalevalError
-from localeval.model_folders import weight_packages
 from localeval.model_folders.location import models_dir
 from localeval.model_folders.offline import set_offline
 from localeval.model_folders.weight_packages import DEFAULT_EMBEDDER, DEFAULT_JUDGE
