@@ -230,6 +230,7 @@ def test_sentence_transformers_folder_may_keep_weights_one_level_down(tmp_path):
         model_folders.check_model_folder(folder, "judge")
 
 
+@pytest.mark.slow  # importing the engine loads torch and xgrammar (about 4 s)
 def test_engine_checks_its_folder_before_transformers(tmp_path):
     from localeval.embed import SentenceTransformerEmbedder
     from localeval.engine.transformers import TransformersEngine

@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 import pytest
-import torch
 
-from localeval.engine.grammar import BatchGrammar, _pack, _unpack, make_backend, schema_text
 from localeval.errors import LocalevalError
+
+if TYPE_CHECKING:
+    from localeval.engine.grammar import BatchGrammar
+
+# Importing torch and xgrammar alone takes about 4 s: these tests run in `make test`, not `make test-fast`,
+# and import the grammar module inside the tests, so that collecting this file loads neither.
+pytestmark = pytest.mark.slow
 
 NLI = {
     "type": "object",
@@ -34,12 +40,16 @@ NLI = {
 
 
 def test_pack_unpack_round_trip():
+    from localeval.engine.grammar import _pack, _unpack
+
     ids = [0, 1, 31, 32, 33, 63, 100, 4095]
     mask = _pack(ids, 4096 // 32).unsqueeze(0)
     assert _unpack(mask, 4096)[0].nonzero().flatten().tolist() == ids
 
 
 def test_schema_text_is_compact():
+    from localeval.engine.grammar import schema_text
+
     assert schema_text({"b": 1, "a": [1, 2]}) == '{"b":1,"a":[1,2]}'
 
 
@@ -52,6 +62,8 @@ def tokenizer(judge_dir):
 
 def _walk(grammar: BatchGrammar, tokenizer, text: str) -> str:
     """Feed ``text`` token by token through row 0: 'done', 'open' or 'rejected'."""
+    from localeval.engine.grammar import _unpack
+
     vocab = grammar.bitmask.shape[1] * 32
     for token in tokenizer(text, add_special_tokens=False)["input_ids"]:
         (only_stop,) = grammar.fill([0])
@@ -76,6 +88,8 @@ CASES = [
 @pytest.mark.model
 @pytest.mark.parametrize("backend", ["xgrammar", "outlines"])
 def test_backend_honours_schema(tokenizer, backend):
+    from localeval.engine.grammar import BatchGrammar, make_backend, schema_text
+
     grammar_backend = make_backend(backend, tokenizer, 49152, [tokenizer.eos_token_id])
     # outlines allows at most one blank between tokens; xgrammar writes ", " and ": " exactly
     for text, expected in CASES:
@@ -88,6 +102,10 @@ def test_backend_honours_schema(tokenizer, backend):
 
 @pytest.mark.model
 def test_rows_follow_their_own_schema_and_stop_masks_to_eos(tokenizer):
+    import torch
+
+    from localeval.engine.grammar import BatchGrammar, make_backend, schema_text
+
     backend = make_backend("xgrammar", tokenizer, 49152, [tokenizer.eos_token_id])
     one = {"type": "object", "properties": {"v": {"type": "integer", "enum": [0, 1]}}, "required": ["v"]}
     grammar = BatchGrammar(backend, [schema_text(one), schema_text(NLI)], 49152)
@@ -104,6 +122,8 @@ def test_rows_follow_their_own_schema_and_stop_masks_to_eos(tokenizer):
 
 
 def test_unknown_backend():
+    from localeval.engine.grammar import make_backend
+
     with pytest.raises(LocalevalError, match="xgrammar, outlines"):
         make_backend("llguidance", object(), 10, [0])  # type: ignore[arg-type]
 
@@ -111,6 +131,8 @@ def test_unknown_backend():
 @pytest.mark.model
 @pytest.mark.parametrize("backend", ["xgrammar", "outlines"])
 def test_no_control_token_inside_a_string(tokenizer, backend):
+    from localeval.engine.grammar import BatchGrammar, _unpack, make_backend, schema_text
+
     schema = {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]}
     grammar = BatchGrammar(make_backend(backend, tokenizer, 49152, [2]), [schema_text(schema)], 49152)
     for token in tokenizer('{"a": "hello', add_special_tokens=False)["input_ids"]:

@@ -9,7 +9,6 @@ import jsonschema
 import pytest
 
 from localeval.engine.base import JudgeEngine, Request
-from localeval.engine.grammar import make_backend
 
 pytestmark = pytest.mark.model
 
@@ -152,6 +151,8 @@ def test_a_failed_batch_leaves_the_engine_usable(judge_engine):
 
 def test_outlines_backend_gives_schema_valid_json(judge_engine):
     engine = copy.copy(judge_engine)  # same model, other grammar
+    from localeval.engine.grammar import make_backend  # here: collecting this file must not load torch
+
     engine.grammar = make_backend("outlines", engine.tokenizer, engine.vocab_size, [engine.tokenizer.eos_token_id])
     asks = [REQUESTS[0], REQUESTS[3]]
     for request, result in zip(asks, engine.generate(asks), strict=True):
