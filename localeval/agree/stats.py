@@ -12,6 +12,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from localeval.bootstrap import check_bootstrap, percentile_interval, resampled
+
 Values = Sequence[float] | np.ndarray
 Kernel = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
@@ -173,27 +175,17 @@ def bootstrap_ci(
     """
     if statistic not in KERNELS:
         raise ValueError(f"unknown statistic {statistic!r}; one of {', '.join(KERNELS)}")
-    if not 0 < level < 1:
-        raise ValueError(f"level must be between 0 and 1, got {level}")
-    if resamples < 1:
-        raise ValueError(f"resamples must be at least 1, got {resamples}")
+    check_bootstrap(level, resamples)
     x, y = _pair(a, b)
     n = x.size
     if n < 2:
         return None
-    kernel, rng = KERNELS[statistic], np.random.default_rng(seed)
-    values = np.empty(resamples, dtype=np.float64)
-    block = max(1, _BLOCK // n)
-    for start in range(0, resamples, block):
-        stop = min(start + block, resamples)
-        draws = rng.integers(0, n, size=(stop - start, n))
-        values[start:stop] = kernel(x[draws], y[draws])
+    kernel = KERNELS[statistic]
+    values = resampled(n, lambda draws: kernel(x[draws], y[draws]), resamples=resamples, seed=seed, block_cells=_BLOCK)
     values = values[~np.isnan(values)]
     if not values.size:
         return None
-    tail = (1 - level) / 2
-    low, high = np.quantile(values, [tail, 1 - tail])
-    return float(low), float(high)
+    return percentile_interval(values, level)
 
 
 def is_binary(values: Values) -> bool:

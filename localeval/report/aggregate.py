@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from localeval.bootstrap import check_bootstrap, percentile_interval, resampled
 from localeval.nan import NAN_REASONS, Nan
 
 # A bare float NaN or None carries no reason; the closest in the closed list is a formula undefined.
@@ -54,24 +55,13 @@ def bootstrap_mean_ci(
     values: Sequence[float], *, level: float = 0.95, resamples: int = 2000, seed: int = 0
 ) -> tuple[float, float]:
     """Percentile bootstrap interval of the mean; deterministic for a given seed."""
-    if not 0 < level < 1:
-        raise ValueError(f"level must be between 0 and 1, got {level}")
-    if resamples < 1:
-        raise ValueError(f"resamples must be at least 1, got {resamples}")
+    check_bootstrap(level, resamples)
     data = np.asarray(values, dtype=np.float64)
     if data.ndim != 1 or data.size == 0:
         raise ValueError("bootstrap_mean_ci needs a non-empty 1-D sequence of values")
-    rng = np.random.default_rng(seed)
-    n = data.size
-    block = max(1, _BOOTSTRAP_BLOCK // n)
-    means = np.empty(resamples, dtype=np.float64)
-    for start in range(0, resamples, block):
-        stop = min(start + block, resamples)
-        draws = rng.integers(0, n, size=(stop - start, n))
-        means[start:stop] = data[draws].mean(axis=1)
-    tail = (1 - level) / 2
-    low, high = np.quantile(means, [tail, 1 - tail])
-    return float(low), float(high)
+    means = resampled(data.size, lambda draws: data[draws].mean(axis=1), resamples=resamples, seed=seed,
+                      block_cells=_BOOTSTRAP_BLOCK)
+    return percentile_interval(means, level)
 
 
 def summarize(name: str, values: Sequence[float | Nan | None]) -> MetricSummary:
