@@ -18,6 +18,7 @@ from localeval.model_folders import resolve_model
 from localeval.nan import Nan
 from localeval.prompts.base import Settings
 from localeval.report.aggregate import MetricSummary, format_table, summarize
+from localeval.report.plain import plain_table, plain_text
 from localeval.report.strata import stratified_summary
 from localeval.scheduler import RunOutput, Usage, total_usage
 from localeval.silence import quiet, stderr_is_terminal
@@ -177,16 +178,15 @@ class EvaluationResult:
 
 
 def _usage_table(result: EvaluationResult) -> str:
-    head = f"{'metric':<34} {'asks':>6} {'calls':>6} {'cached':>6} {'prompt tok':>10} {'compl tok':>9} {'engine s':>9}"
-    lines = [head, "-" * len(head)]
-    for name, u in [*result.output.usage.items(), ("total", total_usage(result.output.usage))]:
-        lines.append(f"{name[:34]:<34} {u.asks:>6} {u.judge_calls:>6} {u.cache_hits:>6} "
-                     f"{u.prompt_tokens:>10} {u.completion_tokens:>9} {u.engine_seconds:>9.1f}")
+    header = ("metric", "asks", "calls", "cached", "prompt tok", "compl tok", "engine s")
+    rows = [(name, str(u.asks), str(u.judge_calls), str(u.cache_hits), str(u.prompt_tokens),
+             str(u.completion_tokens), f"{u.engine_seconds:.1f}")
+            for name, u in [*result.output.usage.items(), ("total", total_usage(result.output.usage))]]
     wall = result.output.wall_seconds
     rate = len(result.samples) / wall if wall > 0 else float("inf")
-    lines.append(f"{len(result.samples)} samples in {wall:.1f} s ({rate:.2f} samples/s), "
-                 f"{result.output.rounds} rounds, {result.output.engine_calls} engine calls")
-    return "\n".join(lines)
+    return "\n".join([plain_text(plain_table(header, rows, right=range(1, 7)), width=100),
+                      f"{len(result.samples)} samples in {wall:.1f} s ({rate:.2f} samples/s), "
+                      f"{result.output.rounds} rounds, {result.output.engine_calls} engine calls"])
 
 
 def evaluate(

@@ -17,6 +17,7 @@ from localeval.engine.base import Request, Result, estimate_prompt_tokens
 from localeval.errors import LocalevalError
 from localeval.metrics.registry import MetricSpec, parse_metrics
 from localeval.prompts.base import Settings
+from localeval.report.plain import plain_table, plain_text
 from localeval.scheduler import total_usage
 from localeval.store.cache import JudgeCache
 from localeval.store.run_folder import CACHE, SAMPLES, RunLock, read_summary
@@ -108,15 +109,14 @@ class CostEstimate:
 
     def table(self) -> str:
         factor = self.total_samples / self.measured_samples
-        lines = [f"measured on {self.measured_samples} of {self.total_samples} samples (x{factor:.1f}):",
-                 f"{'metric':<34} {'judge calls':>11} {'prompt tok':>11} {'compl tok':>10} {'engine s':>9}"]
-        for name, p in self.projected.items():
-            lines.append(f"{name[:34]:<34} {p['judge_calls']:>11.0f} {p['prompt_tokens']:>11.0f} "
-                         f"{p['completion_tokens']:>10.0f} {p['engine_seconds']:>9.0f}")
+        header = ("metric", "judge calls", "prompt tok", "compl tok", "engine s")
+        keys = ("judge_calls", "prompt_tokens", "completion_tokens", "engine_seconds")
+        rows = [(name, *(f"{p[key]:.0f}" for key in keys)) for name, p in self.projected.items()]
         wall = self.projected["total"]["wall_seconds"]
-        lines.append(f"projected wall time on this machine: {wall:.0f} s ({wall / 3600:.2f} h), "
-                     "model loading excluded; larger rounds batch better, so this errs high")
-        return "\n".join(lines)
+        return "\n".join([f"measured on {self.measured_samples} of {self.total_samples} samples (x{factor:.1f}):",
+                          plain_text(plain_table(header, rows, right=range(1, 5)), width=100),
+                          f"projected wall time on this machine: {wall:.0f} s ({wall / 3600:.2f} h), "
+                          "model loading excluded; larger rounds batch better, so this errs high"])
 
 
 def estimate(

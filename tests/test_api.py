@@ -12,6 +12,7 @@ from localeval import api
 from localeval.data import DataError
 from localeval.embed import HashEmbedder
 from localeval.engine.scripted import ScriptedEngine, rule_script
+from localeval.scheduler import total_usage
 
 ROWS = [
     {
@@ -58,6 +59,16 @@ def test_evaluate_writes_a_run_folder(tmp_path) -> None:
     assert "factual_correctness(mode=precision)" in result.summary()
     table = result.table()
     assert "faithfulness" in table and "samples/s" in table
+    usage = table.split("\n\n")[1].splitlines()
+    header, rows, last = usage[0], usage[2:-1], usage[-1]
+    assert header.split() == ["metric", "asks", "calls", "cached", "prompt", "tok", "compl", "tok", "engine", "s"]
+    assert [r.split()[0] for r in rows] == [*result.usage(), "total"]  # full names, none cut
+    total = total_usage(result.usage())
+    assert rows[-1].split()[1:] == [str(total.asks), str(total.judge_calls), str(total.cache_hits),
+                                    str(total.prompt_tokens), str(total.completion_tokens),
+                                    f"{total.engine_seconds:.1f}"]
+    assert all(len(r) == len(header) for r in rows)  # numbers align right, to the header's end
+    assert last.startswith("2 samples in ") and "samples/s)" in last and last.endswith(" engine calls")
 
 
 def test_nan_is_reported_with_its_reason(tmp_path) -> None:

@@ -126,7 +126,12 @@ def test_estimate_projects_from_a_sample() -> None:
     assert est.measured_samples == 5 and est.total_samples == 30
     # faithfulness asks twice per sample: 5 samples measured -> 10 calls -> 60 projected
     assert est.projected["faithfulness"]["judge_calls"] == pytest.approx(60)
-    assert "projected wall time" in est.table()
+    lines = est.table().splitlines()
+    assert lines[0] == "measured on 5 of 30 samples (x6.0):"
+    assert lines[1].split() == ["metric", "judge", "calls", "prompt", "tok", "compl", "tok", "engine", "s"]
+    assert lines[3].split()[:2] == ["faithfulness", "60"] and lines[4].split()[:2] == ["total", "60"]
+    assert len(lines[3]) == len(lines[4]) == len(lines[1])  # numbers align right, to the header's end
+    assert lines[5].startswith("projected wall time")
 
 
 # -- every NaN reason, produced by the case that should produce it ------------------------------

@@ -9,6 +9,7 @@ from localeval.data.sample import LIST_FIELDS, OLD_NAMES
 from localeval.metrics.registry import ALIASES, DEFAULT_METRICS, METRICS, MetricDef, option_words
 
 if TYPE_CHECKING:
+    from rich.console import RenderableType
     from rich.table import Table
 
 
@@ -73,16 +74,14 @@ def print_metrics(file: IO[str] | None = None) -> None:
     """Print the tables; where ``file`` is not a terminal, plain text: no escape codes, no trailing blanks."""
     from rich.console import Console
 
+    from localeval.report.plain import plain_text
+
     out = file or sys.stdout
+    metrics, aliases = _tables()
+    items: list[RenderableType] = [metrics, *notes(), "", aliases]
     console = Console(file=out, highlight=False, markup=False, emoji=False)
-    with console.capture() as captured:
-        metrics, aliases = _tables()
-        console.print(metrics)
-        for line in notes():
-            console.print(line)
-        console.print()
-        console.print(aliases)
-    text = captured.get()
     if not console.is_terminal:
-        text = "\n".join(line.rstrip() for line in text.splitlines()) + "\n"
-    out.write(text)
+        out.write(plain_text(*items) + "\n")
+        return
+    for item in items:
+        console.print(item)

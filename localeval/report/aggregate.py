@@ -7,7 +7,6 @@ and the mean over the valid scores, so both are reported next to the share of Na
 from __future__ import annotations
 
 import math
-import textwrap
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -17,6 +16,7 @@ import numpy as np
 
 from localeval.bootstrap import check_bootstrap, percentile_interval, resampled
 from localeval.nan import NAN_REASONS, Nan
+from localeval.report.plain import KeptTogether, plain_table, plain_text
 
 # A bare float NaN or None carries no reason; the closest in the closed list is a formula undefined.
 _BARE_NAN_REASON = "undefined"
@@ -130,24 +130,9 @@ def format_table(summaries: Sequence[MetricSummary], *, width: int = 100) -> str
     """A plain-text table, one metric a row; long NaN-reason lists wrap to fit `width` columns."""
     header = ("metric", "mean", "valid/n", "NaN % (reasons)", "range", "95% CI")
     rows = [
-        (s.name, _number(s.mean), f"{s.valid}/{s.n}", _nan_cell(s), _pair(s.interval), _pair(s.ci95))
+        (s.name, _number(s.mean), f"{s.valid}/{s.n}", KeptTogether(_nan_cell(s), min_width=_MIN_NAN_WIDTH),
+         _pair(s.interval), _pair(s.ci95))
         for s in summaries
     ]
-    widths = [max(len(header[i]), *(len(row[i]) for row in rows)) for i in range(len(header))]
-    gap = "  "
-    others = sum(w for i, w in enumerate(widths) if i != 3) + len(gap) * (len(header) - 1)
-    widths[3] = min(widths[3], max(_MIN_NAN_WIDTH, width - others))
-    right = {1, 2}  # numbers align right
-
-    def line(cells: Sequence[str]) -> str:
-        pairs = enumerate(zip(cells, widths, strict=True))
-        parts = [c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in pairs]
-        return gap.join(parts).rstrip().replace("\u00a0", " ")
-
-    out = [line(header), line(["-" * w for w in widths])]
-    for row in rows:
-        wrapped = textwrap.wrap(row[3], widths[3], subsequent_indent=" ", break_long_words=False) or [""]
-        out.append(line([*row[:3], wrapped[0], *row[4:]]))
-        out.extend(line(["", "", "", more, "", ""]) for more in wrapped[1:])
-    out.append("range: [mean with NaN as 0, mean on valid]; the true mean lies between the two.")
-    return "\n".join(out)
+    table = plain_text(plain_table(header, rows, right=(1, 2, 4, 5)), width=width)
+    return table + "\nrange: [mean with NaN as 0, mean on valid]; the true mean lies between the two."

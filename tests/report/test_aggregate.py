@@ -139,16 +139,24 @@ def test_format_table() -> None:
         ]
     )
     lines = table.splitlines()
-    assert all(len(line) <= 100 for line in lines)
-    assert lines[0].split() == ["metric", "mean", "valid/n", "NaN", "%", "(reasons)", "range", "95%", "CI"]
+    assert all(len(line) <= 100 and line == line.rstrip() for line in lines)
+    assert table.isascii()  # no escape codes, no box characters a narrow terminal encoding cannot print
+    header = lines[0]
+    assert header.split() == ["metric", "mean", "valid/n", "NaN", "%", "(reasons)", "range", "95%", "CI"]
+    assert set(lines[1]) == {"-"} and len(lines[1]) == len(header)
     row = lines[2]
     assert row.startswith("faithfulness")
     for text in ("0.943", "7/10", "30% (no_statements 2, truncated 1)", "[0.660, 0.943]"):
         assert text in row
+    # numbers align right, under the right end of their header
+    for name, value in (("mean", "0.943"), ("valid/n", "7/10"), ("range", "[0.660, 0.943]")):
+        assert row.index(value) + len(value) == header.index(name) + len(name)
     recall = next(line for line in lines if line.startswith("context_recall"))
     assert "0/1" in recall and "100% (invalid_output 1)" in recall
     relevancy = next(line for line in lines if line.startswith("answer_relevancy"))
     assert "0.375" in relevancy and "2/2" in relevancy and "[0.375, 0.375]" in relevancy
+    assert lines[-1] == "range: [mean with NaN as 0, mean on valid]; the true mean lies between the two."
+    assert len(lines) == 6  # header, rule, one line a metric, the note
 
 
 def test_format_table_wraps_many_reasons_within_width() -> None:
@@ -165,9 +173,25 @@ def test_format_table_wraps_many_reasons_within_width() -> None:
     ]
     s = summarize("a_rather_long_metric_name", [0.5, *(Nan(r) for r in reasons)])
     table = format_table([s])
-    assert all(len(line) <= 100 for line in table.splitlines())
+    lines = table.splitlines()
+    assert all(len(line) <= 100 for line in lines)
+    assert max(len(line) for line in lines) == 100  # the reasons column takes what the others leave
     for reason in reasons:
         assert f"{reason} 1" in table  # a reason and its count never split across lines
+    column = lines[0].index("NaN % (reasons)")
+    row, *more = lines[2:-1]
+    assert row.startswith("a_rather_long_metric_name") and row[column:].startswith("90% (no_statements 1,")
+    assert "[0.050, 0.500]" in row and "1/10" in row and "0.500" in row
+    assert len(more) >= 2  # wrapped, each further line indented one under the column
+    assert all(line[:column + 1].strip() == "" and line[column + 1] != " " for line in more)
+    assert more[-1].endswith("undefined 1)")
+
+
+def test_format_table_widens_rather_than_cutting_a_long_name() -> None:
+    name = "factual_correctness(mode=precision, atomicity=high, coverage=high, beta=1.0)"
+    table = format_table([summarize(name, [Nan("truncated"), 0.5])], width=60)
+    row = table.splitlines()[2]
+    assert row.startswith(name) and "50% (truncated 1)" in row and "[0.250, 0.500]" in row
 
 
 def test_percent_never_rounds_to_zero_or_full() -> None:
