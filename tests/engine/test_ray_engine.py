@@ -140,38 +140,34 @@ def _river(i: int, context: str) -> dict[str, Any]:
             "retrieved_contexts": [context]}
 
 
-@pytest.mark.slow  # starts a local Ray cluster
-def test_the_replicas_window_and_token_count_reach_the_driver(ray_cluster: Any) -> None:
+@pytest.fixture
+def windowed(ray_cluster: Any) -> Iterator[RayEngine]:
+    """Two scripted replicas with a 2000-word window, closed after the test."""
     engine = RayEngine(2, _windowed())
-    try:
-        request = Request(messages=(("user", "one two three"),), schema={})
-        assert engine.context_window == 2000
-        assert engine.count_prompt_tokens(request) == ScriptedEngine(rule_script).count_prompt_tokens(request) == 3
-    finally:
-        engine.close()
+    yield engine
+    engine.close()
 
 
 @pytest.mark.slow  # starts a local Ray cluster
-def test_long_context_error_on_ray_names_sample_and_metric(ray_cluster: Any) -> None:
-    engine = RayEngine(2, _windowed())
-    try:
-        rows = [_river(0, "River 0 flows into lake 0."), _river(1, "x " * 50_000)]
-        with pytest.raises(LocalevalError, match=r"sample 'r1', faithfulness: .*window is 2000"):
-            localeval.evaluate(rows, metrics="faithfulness", judge=engine, progress=False, long_context="error")
-    finally:
-        engine.close()
+def test_the_replicas_window_and_token_count_reach_the_driver(windowed: RayEngine) -> None:
+    request = Request(messages=(("user", "one two three"),), schema={})
+    assert windowed.context_window == 2000
+    assert windowed.count_prompt_tokens(request) == ScriptedEngine(rule_script).count_prompt_tokens(request) == 3
 
 
 @pytest.mark.slow  # starts a local Ray cluster
-def test_long_context_truncate_on_ray_cuts_and_records_it(ray_cluster: Any) -> None:
-    engine = RayEngine(2, _windowed())
-    try:
-        long_context = "River 1 flows into lake 1. " + "Filler sentence here. " * 2000
-        result = localeval.evaluate([_river(1, long_context)], metrics="faithfulness", judge=engine,
-                                    progress=False, long_context="truncate")
-        assert result.scores("faithfulness")[0] == 1.0
-        cut = result.output.traces["faithfulness"][0]["truncated_inputs"]
-        assert cut[0]["field"] == "context" and cut[0]["kept_chars"] < cut[0]["from_chars"] == len(long_context)
-        assert engine.prompt_tokens > 0 and all(sum(sizes) > 0 for sizes in engine.shard_sizes)
-    finally:
-        engine.close()
+def test_long_context_error_on_ray_names_sample_and_metric(windowed: RayEngine) -> None:
+    rows = [_river(0, "River 0 flows into lake 0."), _river(1, "x " * 50_000)]
+    with pytest.raises(LocalevalError, match=r"sample 'r1', faithfulness: .*window is 2000"):
+        localeval.evaluate(rows, metrics="faithfulness", judge=windowed, progress=False, long_context="error")
+
+
+@pytest.mark.slow  # starts a local Ray cluster
+def test_long_context_truncate_on_ray_cuts_and_records_it(windowed: RayEngine) -> None:
+    long_context = "River 1 flows into lake 1. " + "Filler sentence here. " * 2000
+    result = localeval.evaluate([_river(1, long_context)], metrics="faithfulness", judge=windowed,
+                                progress=False, long_context="truncate")
+    assert result.scores("faithfulness")[0] == 1.0
+    cut = result.output.traces["faithfulness"][0]["truncated_inputs"]
+    assert cut[0]["field"] == "context" and cut[0]["kept_chars"] < cut[0]["from_chars"] == len(long_context)
+    assert windowed.prompt_tokens > 0 and all(sum(sizes) > 0 for sizes in windowed.shard_sizes)
