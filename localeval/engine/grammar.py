@@ -2,8 +2,9 @@
 
 A backend turns a schema into a row matcher; :class:`BatchGrammar` keeps one matcher per row and
 a packed token bitmask (bit ``t % 32`` of word ``t // 32`` set: token ``t`` allowed), the layout
-both xgrammar and outlines_core write. Whitespace between JSON tokens is fixed or bounded, so the
-model cannot spend its token budget on blanks.
+both xgrammar and outlines_core write. Answers are compact JSON, no blank between tokens (``{"a":1,"b":2}``):
+the model cannot spend its budget on blanks, and the vLLM engine writes the same text (its xgrammar
+backend with ``disable_any_whitespace``), so both engines see the same token sequences.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerBase
 
 GRAMMARS = ("xgrammar", "outlines")
-OUTLINES_WHITESPACE = r"[ ]?"  # at most one blank between JSON tokens
+OUTLINES_WHITESPACE = ""  # no blank between JSON tokens
+SEPARATORS = (",", ":")  # item and key separators, as vLLM's xgrammar backend sets them
 _CACHE_SIZE = 512  # compiled grammars kept per backend
 
 
@@ -96,7 +98,7 @@ class _XGrammarRow:
 
 
 class XGrammarBackend:
-    """xgrammar: JSON schema to a grammar with fixed separators (``any_whitespace=False``)."""
+    """xgrammar: JSON schema to a grammar with compact separators and no free whitespace."""
 
     name = "xgrammar"
 
@@ -116,7 +118,9 @@ class XGrammarBackend:
         compiled = _cached(
             self._compiled,
             schema,
-            lambda: self._compiler.compile_json_schema(schema, any_whitespace=False, strict_mode=True),
+            lambda: self._compiler.compile_json_schema(
+                schema, any_whitespace=False, separators=SEPARATORS, strict_mode=True
+            ),
         )
         return _XGrammarRow(self._xgr.GrammarMatcher(compiled))
 
