@@ -84,16 +84,17 @@ def _format_note(settings: Settings) -> str:
 
 
 def render_input(inp: BaseModel) -> str:
-    """The input as compact, escaped JSON (its field order is the model's)."""
+    """The input as JSON on one line, non-ASCII kept (its field order is the model's)."""
     return json.dumps(inp.model_dump(mode="json"), ensure_ascii=False)
 
 
 def render_output(out: BaseModel, settings: Settings) -> str:
-    """An example answer as JSON, without reason fields when reasons are off."""
+    """An example answer as compact JSON, the form the grammar makes the judge write, without reason
+    fields when reasons are off."""
     data = out.model_dump(mode="json")
     if not settings.reasons:
         data = _drop_key(data, "reason")
-    return json.dumps(data, ensure_ascii=False)
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
 
 
 def _drop_key(value: Any, key: str) -> Any:
