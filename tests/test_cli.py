@@ -86,6 +86,11 @@ def test_testset_takes_every_engine_option(monkeypatch: pytest.MonkeyPatch, tmp_
                  "--batch-tokens", "0", "--batch-size", "3"]) == 1
     options = seen[0]
     assert (options.engine, options.batch_tokens, options.batch_size) == ("vllm", None, 3)
+    assert options.extra["enforce_eager"] is None  # vLLM's engine decides: eager on a CPU build
+    for flag, eager in (("--enforce-eager", True), ("--compile", False)):
+        assert main(["testset", str(tmp_path), "--size", "2", "--out", str(tmp_path / "t.jsonl"),
+                     "--engine", "vllm", flag]) == 1
+        assert seen[-1].extra["enforce_eager"] is eager
 
 
 def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:

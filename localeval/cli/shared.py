@@ -40,6 +40,7 @@ class Shared:
     max_model_len: int | None = None
     dtype: str = "auto"
     quantization: str | None = None
+    enforce_eager: bool | None = None
     no_progress: bool = False
     cache: str | None = None
     no_cache: bool = False
@@ -64,6 +65,7 @@ class Shared:
                 "max_model_len": self.max_model_len,
                 "dtype": self.dtype,
                 "quantization": self.quantization,
+                "enforce_eager": self.enforce_eager,
                 "seed": seed,
                 "progress": not self.no_progress,
             }
@@ -101,7 +103,7 @@ JUDGE = options(
     ("votes", int, "verdict asks: sample N answers and take each verdict's majority (default 1: greedy)"),
     ("temperature", float, "sampling temperature of --votes (default 0.7)"),
 )
-ENGINE = options(
+ENGINE = (*options(
     ("grammar", Literal["xgrammar", "outlines"], "grammar backend for constrained decoding (default: xgrammar)"),
     ("batch_size", int, "most asks decoded together by the transformers engine"),
     ("batch_tokens", int, "transformers engine: token budget of a batch, rows x (longest prompt tail + "
@@ -117,7 +119,10 @@ ENGINE = options(
     ("max_model_len", int | None, "vllm: context window (default: the model's)"),
     ("dtype", str, "vllm: weights dtype (auto, bfloat16, float16)"),
     ("quantization", str | None, "vllm: awq, gptq, fp8, ... (default: from the model folder)"),
-)
+), ("enforce_eager", Annotated[bool | None, typer.Option(
+    "--enforce-eager/--compile",
+    help="vllm: run the model eagerly, or compile it (CUDA graphs); default: eager on a CPU build, compiled on a GPU",
+)]))
 PROGRESS = options(("no_progress", bool, "no progress, loading bars or warnings"))
 CACHE_FILE = options(("cache", str | None, "a judge cache file shared between runs"))
 NO_CACHE = options(("no_cache", bool, "neither read nor write a judge cache"))

