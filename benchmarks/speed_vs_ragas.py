@@ -40,9 +40,9 @@ def run_localeval(samples: list[dict[str, Any]], args: argparse.Namespace) -> di
     from localeval.api import load_judge
 
     judge, embedder, options = localeval_models(args)
+    started = time.perf_counter()  # the judge's start-up counts as loading (vLLM's is most of a minute)
     if isinstance(judge, str):
         judge = load_judge(judge, options)  # here, so that its time split can be read afterwards
-    started = time.perf_counter()
     result = localeval.evaluate(samples, metrics=list(METRICS), judge=judge, embedder=embedder,
                                 judge_options=options, out=args.run_dir, cache=False, progress=args.progress)
     total = time.perf_counter() - started

@@ -32,3 +32,24 @@ def small_embedder(models_folder: Path):
     from localeval.model_folders import DEFAULT_EMBEDDER
 
     return SentenceTransformerEmbedder(models_folder / DEFAULT_EMBEDDER)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests marked ``vllm`` run the real vLLM engine: where vLLM is not installed they are deselected, and
+    the header says so (``make test-vllm`` builds the vLLM-on-CPU venv and runs them)."""
+    import importlib.util
+
+    if importlib.util.find_spec("vllm") is not None:
+        return
+    real_vllm = [item for item in items if item.get_closest_marker("vllm")]
+    if real_vllm:
+        config.hook.pytest_deselected(items=real_vllm)
+        items[:] = [item for item in items if not item.get_closest_marker("vllm")]
+
+
+def pytest_report_header(config: pytest.Config) -> str | None:
+    import importlib.util
+
+    if importlib.util.find_spec("vllm") is None:
+        return "vLLM is not installed here: tests marked vllm are deselected (make test-vllm runs them)"
+    return None

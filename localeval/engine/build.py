@@ -62,8 +62,13 @@ class EngineSpec:
                              f"use {', '.join(REPLICA_ENGINES)}")
 
     def gpus(self) -> float:
-        """GPUs one replica of this engine needs."""
-        return float(self.options.get("tensor_parallel_size", 1)) if self.kind == "vllm" else 0.0
+        """GPUs one replica of this engine needs: none but a vLLM replica's, and none where the vLLM
+        installed here is a CPU build (its replicas run on CPU nodes)."""
+        if self.kind != "vllm":
+            return 0.0
+        from localeval.engine.vllm_engine import vllm_on_cpu
+
+        return 0.0 if vllm_on_cpu() else float(self.options.get("tensor_parallel_size", 1))
 
 
 def _for_kind(kind: str, options: dict[str, Any]) -> dict[str, Any]:

@@ -144,6 +144,13 @@ class VLLMEngine:
         """The share of prompt tokens vLLM's prefix cache served, over this engine's lifetime (0 before any)."""
         return self.cached_prompt_tokens / self.prompt_tokens if self.prompt_tokens else 0.0
 
+    def close(self) -> None:
+        """Stop vLLM's engine process and free its memory now, not at interpreter exit (idempotent)."""
+        core = getattr(getattr(self.llm, "llm_engine", None), "engine_core", None)
+        shutdown = getattr(core, "shutdown", None)
+        if callable(shutdown):
+            shutdown()
+
     def count_prompt_tokens(self, request: Request) -> int:
         """The prompt's length in tokens once the model's chat template is applied."""
         return self._count(request.messages)

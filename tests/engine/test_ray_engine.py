@@ -55,9 +55,14 @@ def test_without_ray_the_error_says_how_to_install(monkeypatch: pytest.MonkeyPat
         RayEngine(2, EngineSpec("scripted"))
 
 
-def test_a_spec_asks_for_one_gpu_per_vllm_replica() -> None:
+def test_a_spec_asks_for_one_gpu_per_vllm_replica(monkeypatch: pytest.MonkeyPatch) -> None:
+    import localeval.engine.vllm_engine as vllm_engine
+
+    monkeypatch.setattr(vllm_engine, "vllm_on_cpu", lambda: False)
     assert EngineSpec("vllm", "/models/judge", {"tensor_parallel_size": 2}).gpus() == 2.0
     assert EngineSpec("vllm", "/models/judge").gpus() == 1.0
+    monkeypatch.setattr(vllm_engine, "vllm_on_cpu", lambda: True)  # a CPU build: replicas on CPU nodes
+    assert EngineSpec("vllm", "/models/judge", {"tensor_parallel_size": 2}).gpus() == 0.0
     assert EngineSpec("scripted").gpus() == 0.0
     with pytest.raises(LocalevalError, match="unknown engine kind"):
         EngineSpec("llamacpp")()

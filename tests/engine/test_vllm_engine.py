@@ -394,3 +394,11 @@ def test_a_cpu_kv_cache_size_set_in_the_environment_is_left_to_vllm(
     monkeypatch.setenv("VLLM_CPU_KVCACHE_SPACE", "6")
     VLLMEngine(tmp_path)
     assert "kv_cache_memory_bytes" not in fake_vllm.built[0].init_kwargs
+
+
+def test_close_stops_the_engine_process_once_asked(fake_vllm: types.ModuleType, tmp_path: Path) -> None:
+    engine = VLLMEngine(tmp_path)
+    stopped: list[bool] = []
+    engine.llm.llm_engine.engine_core = types.SimpleNamespace(shutdown=lambda: stopped.append(True))
+    engine.close()
+    assert stopped == [True]
