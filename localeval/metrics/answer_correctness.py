@@ -75,13 +75,14 @@ def answer_correctness(sample: Sample, trace: dict, beta: float = 1.0, weight: f
 def semantic_similarity(sample: Sample, trace: dict, threshold: float | None = None) -> Steps:
     """Cosine of the embeddings of reference and response; with a threshold, 1.0 at or above it, else 0.0.
 
-    A zero vector gives NaN (0/0), as in Ragas; a threshold of 0 is no threshold (Ragas tests it for truth).
+    A zero vector gives NaN (0/0) as in Ragas, and with a threshold 0.0 (NaN is below any threshold); a
+    threshold of 0 is no threshold (Ragas tests it for truth).
     """
     vectors = yield Embed((sample.reference or " ", sample.response or " "))
     a, b = (np.asarray(v, dtype=np.float64) for v in (vectors[0], vectors[1]))
     na, nb = np.linalg.norm(a), np.linalg.norm(b)
     if na == 0 or nb == 0:
-        return Nan("undefined")
+        return 0.0 if threshold else Nan("undefined")
     score = float((a / na) @ (b / nb))
     trace["cosine"] = score
     return float(score >= threshold) if threshold else score

@@ -98,7 +98,8 @@ def _noise(trace: dict[str, Any], definition: MetricDef) -> str:
 
 
 def _criterion(trace: dict[str, Any], definition: MetricDef) -> str:
-    crit = trace.get("criterion") if isinstance(trace.get("criterion"), dict) else {}
+    found = trace.get("criterion")
+    crit: dict[str, Any] = found if isinstance(found, dict) else {}
     votes, reasons = _list(trace, "votes"), _list(trace, "reasons")
     binary = crit.get("scale") == "binary"
     fields = ", ".join(map(str, crit.get("fields", [])))
@@ -109,8 +110,9 @@ def _criterion(trace: dict[str, Any], definition: MetricDef) -> str:
         return head + verdict_table("the judge's answers", "answer", rows, "meets it", "does not")
     cells = "".join(f"<tr class=plain><td>answer {i + 1}</td><td>{escape(str(v))}</td>"
                     f"<td>{escape(str(_at(reasons, i) or ''))}</td></tr>" for i, v in enumerate(votes))
-    return (head + "<table class=trace><caption>the judge's ratings</caption><tr><th>answer</th><th>rating</th>"
-            f"<th>judge's reason</th></tr>{cells}</table>")
+    caption, reason = escape("the judge's ratings"), escape("judge's reason")
+    return (head + f"<table class=trace><caption>{caption}</caption><tr><th>answer</th><th>rating</th>"
+            f"<th>{reason}</th></tr>{cells}</table>")
 
 
 # A view per kind of trace (an id metric's trace has none: its ids are shown beside the texts).
