@@ -15,7 +15,7 @@ def entity_recall_score(reference_entities: Sequence[str], context_entities: Seq
     """Distinct reference entities also among the context's (exact text), over distinct reference entities.
 
     >>> entity_recall_score(["Paris", "1889", "Paris"], ["Paris", "Eiffel"])
-    0.49999999750000004
+    0.4999999975
     """
     reference = set(reference_entities)
     return len(reference & set(context_entities)) / (len(reference) + EPSILON)
