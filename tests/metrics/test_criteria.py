@@ -177,3 +177,17 @@ def test_localeval_metrics_lists_how_to_pass_a_criterion() -> None:
     summary, needs, options = rows["FILE.toml:NAME"]
     assert needs == "the fields it names"
     assert "criterion" in summary and "strictness" in options
+
+
+@pytest.mark.model
+def test_the_bundled_judge_answers_the_example_criteria_within_their_scales(small_judge, tmp_path: Path) -> None:
+    rows = [json.loads(line) for line in DEMO.read_text().splitlines()[:2]]
+    result = localeval.evaluate(rows, metrics=str(EXAMPLE), judge=small_judge, out=tmp_path / "run", progress=False)
+    allowed = {"polite": {0.0, 1.0}, "answers_in_question_language": {0.0, 1.0}, "cites_context": {1.0, 2.0, 3.0,
+                                                                                                   4.0, 5.0}}
+    for row in result.rows():
+        for name, values in allowed.items():
+            score = row["metrics"][name]
+            assert score["value"] in values, (name, score)
+            assert score["trace"]["criterion"]["name"] == name and len(score["trace"]["votes"]) == 1
+    assert "criterion <b>cites_context</b>" in (tmp_path / "run" / "report.html").read_text()
