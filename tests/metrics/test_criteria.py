@@ -191,3 +191,14 @@ def test_the_bundled_judge_answers_the_example_criteria_within_their_scales(smal
             assert score["value"] in values, (name, score)
             assert score["trace"]["criterion"]["name"] == name and len(score["trace"]["votes"]) == 1
     assert "criterion <b>cites_context</b>" in (tmp_path / "run" / "report.html").read_text()
+
+
+def test_a_criteria_run_rescores_from_its_cache_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from localeval.rescore import rescore
+
+    out = tmp_path / "run"
+    first = localeval.evaluate(str(DEMO), metrics=f"{EXAMPLE}:polite,{EXAMPLE}:cites_context", out=out,
+                               judge=ScriptedEngine(criteria_script), progress=False)
+    monkeypatch.chdir(tmp_path)  # the run recorded the file's absolute path: found from anywhere
+    again = rescore(out)
+    assert again.rows() == first.rows()
