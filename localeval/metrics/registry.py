@@ -156,6 +156,9 @@ def _unknown_metric(base: str) -> LocalevalError:
         name, _, inside = base[:-1].partition("(")
         written = ":".join([name, *inside.split(",")])
         return LocalevalError(f"unknown metric {base!r}: write options after colons, e.g. {written!r}")
+    if base.endswith((".yaml", ".yml", ".json")):
+        return LocalevalError(f"{base}: criteria files are TOML (.toml) or Python (.py); write the criteria as "
+                              "TOML tables, as in examples/criteria.toml")
     hint = did_you_mean(base, [*METRICS, *ALIASES])
     known = f"{'K' if hint else '; k'}nown metrics: {', '.join([*METRICS, *ALIASES])}"
     return LocalevalError(f"unknown metric {base!r}{hint}{' ' if hint else ''}{known} "

@@ -65,6 +65,7 @@ def test_a_file_without_a_name_gives_every_criterion_and_options_follow_the_name
     ("{f}:polite:strictness=0", ["strictness=", "1 or more"]),
     ("{f}", ["defines 3 criteria; name one"]),
     ("missing/criteria.toml:polite", ["criteria file", "not found"]),
+    ("my_criteria.yaml:polite", ["criteria files are TOML (.toml) or Python (.py)"]),
 ])
 def test_spec_errors_name_the_file_the_criterion_and_the_fix(spec: str, words: list[str]) -> None:
     with pytest.raises(LocalevalError) as error:
