@@ -132,7 +132,6 @@ def criteria_script(label: str, data: dict[str, Any], request: Any) -> Any:
 
 def test_the_example_criteria_run_through_evaluate_into_summary_report_and_traces(tmp_path: Path) -> None:
     out = tmp_path / "run"
-    engine = ScriptedEngine(criteria_script)
     metrics = f"faithfulness,{EXAMPLE},{EXAMPLE}:polite:strictness=3"
     engine_calls: list[int] = []
 
