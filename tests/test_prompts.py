@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from localeval.prompts import ATTRIBUTION, NLI, AttributionInput, NLIInput, Settings
 from localeval.prompts.context_recall import sentence_count
 
@@ -60,3 +62,36 @@ def test_every_prompt_budget_is_below_its_schema_bound():
                 bound = answer_token_bound(prompt.schema(example, settings))
                 assert bound is not None, prompt.name
                 assert bound >= prompt.max_tokens(example, settings), prompt.name
+
+
+def _criterion_prompts():
+    from pathlib import Path
+
+    from localeval.metrics.criteria_file import load_criteria
+    from localeval.prompts.criteria import criterion_prompt
+
+    example = Path(__file__).resolve().parents[1] / "examples" / "criteria.toml"
+    return [criterion_prompt(c) for c in load_criteria(example)]
+
+
+def test_new_and_criterion_prompts_answer_their_examples_within_their_schema():
+    """The rating, entity and criterion prompts: every example answer fits the schema, the budget the bound."""
+    import json
+
+    import jsonschema
+
+    from localeval.prompts import ENTITIES, RATING_PROMPTS
+    from localeval.prompts.base import answer_token_bound, render_output
+
+    prompts = [ENTITIES, *RATING_PROMPTS, *_criterion_prompts()]
+    assert sum(1 for p in prompts if p.examples) >= 9  # the rating prompts, entities, two example criteria
+    for prompt in prompts:
+        for settings in (Settings(), Settings(reasons=False)):
+            for example, answer in prompt.examples:
+                schema = prompt.schema(example, settings)
+                jsonschema.validate(json.loads(render_output(answer, settings)), schema)
+                bound = answer_token_bound(schema)
+                assert bound is not None and bound >= prompt.max_tokens(example, settings), prompt.name
+    rated = next(p for p in _criterion_prompts() if p.name == "criterion:cites_context")
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({"reason": "", "rating": 6}, rated.schema(None, Settings()))

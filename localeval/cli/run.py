@@ -13,7 +13,8 @@ Data = Annotated[str, typer.Argument(metavar="DATA", help="JSONL, CSV, Parquet f
                                                           "folder")]
 Metrics = Annotated[str | None, typer.Option(
     "--metrics", help="comma-separated metric names with options, e.g. "
-                      "faithfulness,factual_correctness:mode=precision,ndcg:k=5 (default: the six LLM metrics)")]
+                      "faithfulness,factual_correctness:mode=precision,ndcg:k=5, or criteria of your own from a "
+                      "file: examples/criteria.toml:polite (default: the six LLM metrics)")]
 Seed = Annotated[int, typer.Option("--seed", help="seed for sampled generations")]
 
 

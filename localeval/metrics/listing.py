@@ -31,7 +31,14 @@ def metric_rows() -> list[tuple[str, str, str, str]]:
         star = " *" if name in DEFAULT_METRICS else ""
         options = "\n".join(option_words(d, key) for key in d.options) or "-"
         rows.append((name + star, f"{d.summary} ({_models(d)})", _needs(d), options))
+    rows.append(CRITERIA_ROW)
     return rows
+
+
+# A criterion of your own (localeval/metrics/criteria.py): its fields and scale come from its file.
+CRITERIA_ROW = ("FILE.toml:NAME", "a criterion you define in a TOML (or .py) file: a 0/1 verdict or a 1-to-N "
+                "rating; FILE.toml alone scores all its criteria (judge)", "the fields it names",
+                "strictness: 1 or more (default the file's, else 1)")
 
 
 def alias_rows() -> list[tuple[str, str]]:

@@ -2,22 +2,25 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from localeval.errors import LocalevalError
+from localeval.metrics.answer_correctness import answer_correctness, semantic_similarity
 from localeval.metrics.answer_relevancy import answer_relevancy
 from localeval.metrics.context_precision import context_precision, context_utilization, precision_at_k
 from localeval.metrics.context_recall import context_recall
+from localeval.metrics.entity_recall import context_entity_recall
 from localeval.metrics.factual_correctness import factual_correctness
 from localeval.metrics.faithfulness import faithfulness
 from localeval.metrics.noise_sensitivity import noise_sensitivity
+from localeval.metrics.options import apply_options, did_you_mean, option_words  # noqa: F401 (re-exported)
+from localeval.metrics.ratings import answer_accuracy, ragas_context_relevance, response_groundedness
 from localeval.metrics.retrieval import hit_rate, id_context_precision, id_context_recall, mrr, ndcg
 from localeval.steps import Steps
 
-TraceKind = Literal["statements", "chunks", "questions", "claims", "noise", "ids"]
+TraceKind = Literal["statements", "chunks", "questions", "claims", "noise", "ids", "criterion"]
 Role = Literal["retrieval", "generation"]
 
 
@@ -84,6 +87,24 @@ METRICS: dict[str, MetricDef] = {
                                    {"mode": ("relevant", "irrelevant"), "asks": ("separate", "merged")},
                                    summary="wrong statements supported by relevant chunks", trace="noise",
                                    higher_is_better=False, role="generation"),
+    "context_entity_recall": MetricDef(context_entity_recall, (CTX, REF), (CTX,),
+                                       summary="share of the reference's named entities the contexts name",
+                                       role="retrieval"),
+    "context_relevance": MetricDef(ragas_context_relevance, (Q, CTX), (CTX,),
+                                   summary="two judges rate the contexts' relevance to the question (0-2)",
+                                   role="retrieval"),
+    "answer_accuracy": MetricDef(answer_accuracy, (Q, RESP, REF), (),
+                                 summary="two judges rate the response against the reference (0/2/4)",
+                                 role="generation"),
+    "response_groundedness": MetricDef(response_groundedness, (RESP, CTX), (CTX,),
+                                       summary="two judges rate how far the contexts support the response (0-2)",
+                                       role="generation"),
+    "answer_correctness": MetricDef(answer_correctness, (Q, RESP, REF), (), {"beta": 1.0, "weight": 0.25},
+                                    embedder=True, trace="claims", verdicts_key="response_verdicts",
+                                    summary="statement F-beta vs the reference, weighted with semantic similarity",
+                                    role="generation"),
+    "semantic_similarity": MetricDef(semantic_similarity, (RESP, REF), (), {"threshold": None}, judge=False,
+                                     embedder=True, summary="cosine of response and reference embeddings"),
     "id_context_precision": MetricDef(id_context_precision, IDS, IDS, summary="retrieved ids that are reference ids",
                                       **IDS_FACTS),
     "id_context_recall": MetricDef(id_context_recall, IDS, IDS, summary="reference ids that were retrieved",
@@ -98,6 +119,8 @@ ALIASES: dict[str, tuple[str, dict[str, Any]]] = {
     "noise_sensitivity_relevant": ("noise_sensitivity", {"mode": "relevant"}),
     "context_precision_without_reference": ("context_utilization", {}),
 }
+
+CRITERIA_SUFFIXES = (".toml", ".py")  # a metric spec starting with such a path names a criteria file
 
 DEFAULT_METRICS = (
     "context_precision",
@@ -128,82 +151,47 @@ class MetricSpec:
         return self.definition.steps(sample, trace, **self.options)
 
 
-def _did_you_mean(given: str, valid: Sequence[str]) -> str:
-    """``; did you mean 'x'?`` for a close valid name, else nothing."""
-    close = difflib.get_close_matches(given, list(valid), n=2, cutoff=0.6)
-    return f"; did you mean {' or '.join(map(repr, close))}?" if close else ""
-
-
-def option_words(definition: MetricDef, key: str) -> str:
-    """An option in words: what it takes and its default, e.g. ``mode: f1 | precision | recall (default f1)``."""
-    default = definition.options[key]
-    if key in definition.choices:
-        return f"{key}: {' | '.join(map(str, definition.choices[key]))} (default {default})"
-    if key == "k":
-        return f"k: 1 or more, or all (default {'all ranks' if default is None else default})"
-    if key == "strictness":
-        return f"strictness: 1 or more (default {default})"
-    return f"{key}: a number (default {default})"
-
-
-def _options_list(base: str, definition: MetricDef) -> str:
-    if not definition.options:
-        return f"{base} takes no options"
-    return "its options: " + "; ".join(option_words(definition, key) for key in definition.options)
-
-
-def _convert(metric: str, key: str, raw: str, definition: MetricDef) -> Any:
-    if raw.lower() in ("none", "all") and key == "k":
-        return None
-    try:
-        if key in ("k", "strictness"):
-            value: Any = int(raw)
-            if value < 1:
-                raise ValueError
-            return value
-        if key == "beta":
-            return float(raw)
-    except ValueError:
-        kind = "a whole number, 1 or more" + (", or all" if key == "k" else "") if key != "beta" else "a number"
-        raise LocalevalError(f"metric {metric}: option {key}={raw!r} must be {kind}, e.g. {metric}:{key}="
-                             f"{2 if key != 'beta' else 0.5}") from None
-    if key in definition.choices and raw not in map(str, definition.choices[key]):
-        choices = [str(c) for c in definition.choices[key]]
-        raise LocalevalError(f"metric {metric}: option {key}={raw!r} must be one of {' | '.join(choices)}"
-                             f"{_did_you_mean(raw, choices)}")
-    return raw
-
-
 def _unknown_metric(base: str) -> LocalevalError:
     if "(" in base and base.endswith(")"):  # a run's column name, e.g. factual_correctness(mode=precision)
         name, _, inside = base[:-1].partition("(")
         written = ":".join([name, *inside.split(",")])
         return LocalevalError(f"unknown metric {base!r}: write options after colons, e.g. {written!r}")
-    hint = _did_you_mean(base, [*METRICS, *ALIASES])
+    if base.endswith((".yaml", ".yml", ".json")):
+        return LocalevalError(f"{base}: criteria files are TOML (.toml) or Python (.py); write the criteria as "
+                              "TOML tables, as in examples/criteria.toml")
+    hint = did_you_mean(base, [*METRICS, *ALIASES])
     known = f"{'K' if hint else '; k'}nown metrics: {', '.join([*METRICS, *ALIASES])}"
     return LocalevalError(f"unknown metric {base!r}{hint}{' ' if hint else ''}{known} "
                           "(`localeval metrics` lists what each needs and its options)")
 
 
+def parse_metric_items(text: str) -> list[MetricSpec]:
+    """One spec, or one per criterion of a criteria file named without a criterion (``criteria.toml``)."""
+    parts = [p.strip() for p in text.strip().split(":")]
+    if parts[0].endswith(CRITERIA_SUFFIXES):
+        from localeval.metrics.criteria import criteria_specs
+
+        return criteria_specs(parts)
+    return [parse_metric(text)]
+
+
 def parse_metric(text: str) -> MetricSpec:
-    """``"factual_correctness:mode=precision:beta=0.5"`` or ``"ndcg:k=5"`` -> a MetricSpec."""
+    """``"factual_correctness:mode=precision:beta=0.5"``, ``"ndcg:k=5"`` or ``"criteria.toml:polite"`` -> a spec."""
     base, *parts = [p.strip() for p in text.strip().split(":")]
+    if base.endswith(CRITERIA_SUFFIXES):
+        from localeval.metrics.criteria import criteria_specs
+
+        specs = criteria_specs([base, *parts])
+        if len(specs) > 1:
+            raise LocalevalError(f"{base} defines {len(specs)} criteria; name one, e.g. {base}:{specs[0].name}")
+        return specs[0]
     preset: dict[str, Any] = {}
     if base in ALIASES:
         base, preset = ALIASES[base]
     if base not in METRICS:
         raise _unknown_metric(base)
     definition = METRICS[base]
-    options = {**definition.options, **preset}
-    for part in parts:
-        key, sep, raw = (p.strip() for p in part.partition("="))
-        if key not in definition.options:
-            hint = _did_you_mean(key, list(definition.options))
-            raise LocalevalError(f"metric {base}: unknown option {key!r}{hint} ({_options_list(base, definition)})")
-        if not sep or not raw:
-            raise LocalevalError(f"metric {base}: option {key!r} needs a value, e.g. {base}:{key}="
-                                 f"{definition.choices.get(key, (2,))[-1]} ({option_words(definition, key)})")
-        options[key] = _convert(base, key, raw, definition)
+    options = apply_options(base, definition, preset, parts)
     changed = {k: v for k, v in options.items() if v != definition.options[k]}
     name = base
     if base == "noise_sensitivity" and changed.get("mode") == "irrelevant":
@@ -221,8 +209,11 @@ def parse_metrics(items: str | Sequence[str] | None) -> list[MetricSpec]:
         items = [i for i in items.split(",") if i.strip()]
     specs: dict[str, MetricSpec] = {}
     for item in items:
-        spec = parse_metric(item)
-        specs.setdefault(spec.name, spec)
+        for spec in parse_metric_items(item):
+            first = specs.setdefault(spec.name, spec)
+            if first.base != spec.base:
+                raise LocalevalError(f"two metrics would share the column {spec.name!r}: {first.base} and "
+                                     f"{spec.base}; rename one criterion")
     if not specs:
         raise LocalevalError("no metric chosen")
     return list(specs.values())

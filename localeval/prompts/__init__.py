@@ -5,8 +5,10 @@ from localeval.prompts.claims import CLAIM_PROMPTS, ClaimsInput, ClaimsOutput, c
 from localeval.prompts.context_precision import CONTEXT_USEFULNESS, UsefulnessInput
 from localeval.prompts.context_recall import ATTRIBUTION, AttributionInput, AttributionOutput
 from localeval.prompts.context_relevance import CONTEXT_RELEVANCE, RelevanceInput
+from localeval.prompts.entities import ENTITIES, EntitiesInput, EntitiesOutput
 from localeval.prompts.nli import NLI, NLIInput, NLIOutput
 from localeval.prompts.question import QUESTION, QuestionInput, QuestionOutput
+from localeval.prompts.ratings import RATING_PROMPTS, Rating
 from localeval.prompts.statements import STATEMENTS, StatementsInput, StatementsOutput
 
 ALL_PROMPTS: tuple[Prompt, ...] = (
@@ -16,6 +18,8 @@ ALL_PROMPTS: tuple[Prompt, ...] = (
     ATTRIBUTION,
     QUESTION,
     *CLAIM_PROMPTS.values(),
+    ENTITIES,
+    *RATING_PROMPTS,
 )
 
 __all__ = [
@@ -25,18 +29,23 @@ __all__ = [
     "CONTEXT_RELEVANCE",
     "CONTEXT_USEFULNESS",
     "DEFAULT_SETTINGS",
+    "ENTITIES",
     "NLI",
     "QUESTION",
+    "RATING_PROMPTS",
     "STATEMENTS",
     "AttributionInput",
     "AttributionOutput",
     "ClaimsInput",
     "ClaimsOutput",
+    "EntitiesInput",
+    "EntitiesOutput",
     "NLIInput",
     "NLIOutput",
     "Prompt",
     "QuestionInput",
     "QuestionOutput",
+    "Rating",
     "RelevanceInput",
     "Settings",
     "StatementsInput",

@@ -8,8 +8,10 @@ means meet its condition, or on a subgroup when its condition holds on the score
 Thresholds: a score is high at ``HIGH`` (0.7) or more and low under ``LOW`` (0.5); between the two
 nothing fires. Noise sensitivity is a share of wrong statements, where 0 is ideal: high at
 ``NOISE_HIGH`` (0.25) or more, low under ``NOISE_LOW`` (0.1). "Retrieval" is the best of the
-retrieval metrics computed (context precision and recall, Precision@K, the id-based metrics), so
-retrieval is low only when all of them are.
+retrieval metrics computed (context precision and recall, Precision@K, context entity recall, Ragas'
+context relevance, the id-based metrics), so retrieval is low only when all of them are. The
+single-rating metrics (response groundedness, answer accuracy) and answer correctness have a rule of
+their own, ``grounded_but_wrong``, the counterpart of ``wrong_documents``.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ SAMPLE_SHARE, MIN_SAMPLES = 0.2, 2
 CP, PK, CR = "context_precision", "precision_at_k", "context_recall"
 FA, FC, AR = "faithfulness", "factual_correctness", "answer_relevancy"
 NS, NSI = "noise_sensitivity", "noise_sensitivity_irrelevant"
+RG, AC, AA = "response_groundedness", "answer_correctness", "answer_accuracy"
 RETRIEVAL = "retrieval"
 # The registry's retrieval metrics; the three the rules name first, in the order the evidence shows them.
 RETRIEVAL_METRICS = (CP, CR, PK, *(m for m in metrics_in_role("retrieval") if m not in (CP, CR, PK)))
@@ -85,6 +88,12 @@ RULES: tuple[Rule, ...] = (
          f"{FA} >= {HIGH} and {FC} < {LOW}", lambda v: _hi(v, FA) and _lo(v, FC),
          "A retrieval problem: the documents were wrong or outdated, or the wrong ones were "
          "retrieved. Check context recall and the corpus.", (CR, CP)),
+    Rule("grounded_but_wrong", "Rated grounded in the retrieved documents, but the answer is wrong",
+         ((RG,), (AC, AA)), f"{RG} >= {HIGH} and ({AC} < {LOW} or {AA} < {LOW})",
+         lambda v: _hi(v, RG) and _any_lo(v, AC, AA),
+         "The single-rating view of wrong_documents: the answer follows documents that are wrong, outdated "
+         "or off the question. Check context recall or context entity recall, and the corpus.",
+         (FA, FC, CR, "context_entity_recall")),
     Rule("own_knowledge", "Right answers that the retrieved documents do not support", ((FA,), (FC,)),
          f"{FA} < {LOW} and {FC} >= {HIGH}", lambda v: _lo(v, FA) and _hi(v, FC),
          "The model answers from its own knowledge and ignores the retrieval results: tighten the "

@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from html import escape
 from typing import Any
 
+from localeval.metrics.criteria import criterion_view
 from localeval.metrics.registry import MetricDef, TraceKind, definition_of
 
 Row = tuple[str, bool | None, str]  # text, verdict (None: unknown), reason
@@ -96,6 +97,24 @@ def _noise(trace: dict[str, Any], definition: MetricDef) -> str:
                             "supported by"))
 
 
+def _criterion(trace: dict[str, Any], definition: MetricDef) -> str:
+    found = trace.get("criterion")
+    crit: dict[str, Any] = found if isinstance(found, dict) else {}
+    votes, reasons = _list(trace, "votes"), _list(trace, "reasons")
+    binary = crit.get("scale") == "binary"
+    fields = ", ".join(map(str, crit.get("fields", [])))
+    head = (f"<p>criterion <b>{escape(str(crit.get('name', '')))}</b> ({escape(str(crit.get('scale', '')))}, "
+            f"reads {escape(fields)}): {escape(str(crit.get('definition', '')))}</p>")
+    if binary:
+        rows = [(f"answer {i + 1}", _flag(v), str(_at(reasons, i) or "")) for i, v in enumerate(votes)]
+        return head + verdict_table("the judge's answers", "answer", rows, "meets it", "does not")
+    cells = "".join(f"<tr class=plain><td>answer {i + 1}</td><td>{escape(str(v))}</td>"
+                    f"<td>{escape(str(_at(reasons, i) or ''))}</td></tr>" for i, v in enumerate(votes))
+    caption, reason = escape("the judge's ratings"), escape("judge's reason")
+    return (head + f"<table class=trace><caption>{caption}</caption><tr><th>answer</th><th>rating</th>"
+            f"<th>{reason}</th></tr>{cells}</table>")
+
+
 # A view per kind of trace (an id metric's trace has none: its ids are shown beside the texts).
 VIEWS: dict[TraceKind, Callable[[dict[str, Any], MetricDef], str]] = {
     "statements": _statements,
@@ -103,11 +122,12 @@ VIEWS: dict[TraceKind, Callable[[dict[str, Any], MetricDef], str]] = {
     "questions": _questions,
     "claims": _claims,
     "noise": _noise,
+    "criterion": _criterion,
 }
 SHOWN = {"statements", "verdicts", "reasons", "questions", "noncommittal", "response_claims",
          "response_verdicts", "reference_claims", "reference_verdicts", "reference_statements",
          "response_statements", "reference_by_context", "response_by_context", "response_in_reference",
-         "nan_detail"}
+         "nan_detail", "criterion", "votes"}
 
 
 def trace_html(metric: str, trace: dict[str, Any], *, contexts_shown: bool = False) -> str:
@@ -116,7 +136,7 @@ def trace_html(metric: str, trace: dict[str, Any], *, contexts_shown: bool = Fal
     parts = []
     if trace.get("nan_detail"):
         parts.append(f"<p class=bad>why NaN: {escape(str(trace['nan_detail']))}</p>")
-    definition = definition_of(metric)
+    definition = definition_of(metric) or criterion_view(trace)
     view = VIEWS.get(definition.trace) if definition is not None and definition.trace is not None else None
     beside = contexts_shown and view is _chunks and bool(_list(trace, "verdicts"))
     if view is not None and definition is not None and not beside:

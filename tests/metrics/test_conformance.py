@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import ragas_more_cases
 
 from localeval.data.sample import Sample
 from localeval.embed import HashEmbedder
@@ -211,3 +212,46 @@ def test_wide_vectors_cover_what_they_claim() -> None:
     zero = [c for c in WIDE_CASES if c["metric"] == "answer_relevancy"
             and not any(c["inputs"]["question_vector"])]
     assert zero and all(c["expected"] is None for c in zero)
+
+
+# -- the metrics after the first seven, and criteria (``benchmarks/conformance_more.py``) ---------------
+
+MORE_CASES = ragas_more_cases.CASES
+
+
+@pytest.mark.parametrize("case", MORE_CASES, ids=[f"more-{c['metric']}-{i}" for i, c in enumerate(MORE_CASES)])
+def test_reproduces_ragas_more(case: dict[str, Any], tmp_path: Path) -> None:
+    name, sample, script, embedder = ragas_more_cases.setup(case, tmp_path)
+    engine = ScriptedEngine(script)
+    spec = parse_metric(name)
+    out = Scheduler(engine, embedder, progress=False).run([sample], [spec])
+    value, expected = out.outcomes[spec.name][0], case["expected"]
+    if expected is None:
+        assert isinstance(value, Nan), f"expected NaN, got {value}"
+    else:
+        assert isinstance(value, float), f"expected {expected}, got {value}"
+        assert math.isclose(value, expected, rel_tol=0, abs_tol=1e-9), (value, expected)
+    if case["metric"] == "criterion" and case["params"]["scale"] == "binary":
+        n = len(case["inputs"]["votes"])  # Ragas' strictness, made odd: that many sampled verdicts
+        assert [r.n for r in engine.requests] == [n]
+        assert (engine.requests[0].temperature > 0) == (n > 1)
+    if case["metric"] == "semantic_similarity":
+        assert not engine.calls  # judge-free
+
+
+def test_more_vectors_cover_what_they_claim() -> None:
+    """Every new metric, the edge cases Ragas treats specially, and both kinds of criterion are in the file."""
+    metrics = {c["metric"] for c in MORE_CASES}
+    assert metrics == {"context_entity_recall", "answer_accuracy", "context_relevance", "response_groundedness",
+                       "answer_correctness", "semantic_similarity", "criterion"}
+    scales = {c["params"]["scale"] for c in MORE_CASES if c["metric"] == "criterion"}
+    assert scales == {"binary", 5}
+    strictness = {c["params"]["strictness"] for c in MORE_CASES if "strictness" in c["params"]}
+    assert {2, 4} & strictness and {1, 3, 5} & strictness  # even ones are made odd
+    edge = [c for c in MORE_CASES if c["metric"] == "context_relevance"
+            and c["inputs"]["retrieved_contexts"] in (["the user input"], ["user"], [" ", ""])]
+    assert edge and all(c["expected"] == 0.0 for c in edge)
+    zero = [c for c in MORE_CASES if c["metric"] == "semantic_similarity" and not any(c["inputs"]["response_vector"])]
+    assert zero
+    weights = {c["params"]["weight"] for c in MORE_CASES if c["metric"] == "answer_correctness"}
+    assert {0.0, 0.25, 1.0} <= weights

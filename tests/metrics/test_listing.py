@@ -8,7 +8,7 @@ import re
 import pytest
 
 from localeval.cli import main
-from localeval.metrics.listing import alias_rows, metric_rows, print_metrics
+from localeval.metrics.listing import CRITERIA_ROW, alias_rows, metric_rows, print_metrics
 from localeval.metrics.registry import ALIASES, METRICS
 
 ESCAPE = re.compile(r"\x1b\[[0-9;]*m")
@@ -52,7 +52,7 @@ def test_the_needed_fields_line_up_under_their_header(capsys) -> None:
     body = body[:next(i for i, line in enumerate(body) if line.startswith("* "))]
     cells = [line[column:].split("  ")[0] for line in body]
     assert all(line[:column].endswith(" ") or not line[column:] for line in body)
-    fields = [cell for cell in cells if cell]
+    fields = [cell for cell in cells if cell and cell != CRITERIA_ROW[2]]  # a criterion's fields: its file's
     assert set(fields) <= {"user_input", "retrieved_contexts", "response", "reference", "retrieved_context_ids",
                            "reference_context_ids"}
     assert len(fields) == sum(len(d.required) for d in METRICS.values())
@@ -70,7 +70,8 @@ def test_options_are_in_words_not_python_values(capsys, monkeypatch) -> None:
 
 def test_rows_hold_the_registry() -> None:
     rows = {name.rstrip(" *"): row for name, *row in metric_rows()}
-    assert list(rows) == list(METRICS)
+    assert list(rows) == [*METRICS, CRITERIA_ROW[0]]  # the registry, then how to pass a criterion of your own
+    assert "(judge + embedder)" in rows["answer_correctness"][0] and "(embedder)" in rows["semantic_similarity"][0]
     summary, needs, options = rows["factual_correctness"]
     assert needs.split("\n") == ["response", "reference"] and "(judge)" in summary
     assert options.split("\n")[0] == "mode: f1 | precision | recall (default f1)"

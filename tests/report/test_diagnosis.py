@@ -17,6 +17,8 @@ CASES: dict[str, tuple[dict[str, float], dict[str, float]]] = {
     "recall_short": ({CP: 0.9, CR: 0.3}, {CP: 0.9, CR: 0.8}),
     "retrieval_broken": ({CP: 0.3, CR: 0.3}, {CP: 0.3, CR: 0.6}),
     "wrong_documents": ({FA: 0.9, FC: 0.3}, {FA: 0.6, FC: 0.3}),
+    "grounded_but_wrong": ({"response_groundedness": 0.9, "answer_correctness": 0.3},
+                           {"response_groundedness": 0.6, "answer_correctness": 0.3}),
     "own_knowledge": ({FA: 0.3, FC: 0.9}, {FA: 0.3, FC: 0.6}),
     "plausible_but_wrong": ({AR: 0.9, FA: 0.3}, {AR: 0.9, FA: 0.8}),
     "off_point": ({AR: 0.3, FC: 0.3}, {AR: 0.6, FC: 0.3}),
