@@ -9,6 +9,10 @@ the rest of the engine (tokenising, batching, copying), embedding, and schedulin
 forward passes over exactly the same prompt and answer tokens, in the same batches, with a key/value
 cache but no grammar, no shared-prefix reuse and no scheduler. The overhead ratio is localeval's
 scoring time over that raw time. Writes ``benchmarks/results/breakdown.json`` and prints a table.
+
+With ``--engine vllm`` (in the vLLM venv, ``make vllm-cpu``) vLLM's own steps cannot be timed from
+outside, so the split is: the engine's start-up (import, spawn, weights, key/value cache), the engine
+calls, embedding, and scheduling and parsing, with the prefix-cache hit rate and tokens per second.
 """
 
 from __future__ import annotations
@@ -21,7 +25,15 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench import RESULTS, add_judge_arguments, describe_machine, machine_line, model_path, write_json
+from bench import (
+    RESULTS,
+    add_judge_arguments,
+    describe_machine,
+    localeval_models,
+    machine_line,
+    model_path,
+    write_json,
+)
 from clapnq import build_samples
 
 METRICS = ("faithfulness", "answer_relevancy", "context_precision", "context_recall", "factual_correctness",
@@ -116,6 +128,53 @@ def profile(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def profile_vllm(args: argparse.Namespace) -> dict[str, Any]:
+    """The split for the vLLM engine: start-up, engine calls, embedding, the rest."""
+    import localeval
+    from localeval.api import load_judge
+    from localeval.prompts import Settings
+
+    samples = build_samples(args.n, seed=args.seed, top_k=args.top_k)
+    judge, embedder, options = localeval_models(args)
+    started = time.perf_counter()
+    engine = load_judge(judge, options)
+    start_up = time.perf_counter() - started
+    result = localeval.evaluate(samples, metrics=list(args.metrics.split(",")), judge=engine, embedder=embedder,
+                                cache=False, progress=args.progress, settings=Settings(reasons=not args.no_reasons),
+                                report=False)
+    summary = result.summary_dict()
+    total = summary["total"]
+    wall = total["wall_seconds"]
+    generate = sum(u.get("engine_seconds", 0.0) for u in summary["usage"].values())
+    embed = sum(u.get("embed_seconds", 0.0) for u in summary["usage"].values())
+    parts = {"engine start-up (import, spawn, weights, cache)": start_up, "engine calls": generate,
+             "embedding": embed, "scheduling and parsing": max(0.0, wall - generate - embed)}
+    return {
+        "samples": len(samples), "metrics": args.metrics.split(","), "reasons": not args.no_reasons,
+        "engine": engine.fingerprint, "engine_args": {k: v for k, v in engine.engine_args.items() if k != "model"},
+        "wall_seconds": wall, "start_up_seconds": round(start_up, 3), "engine_seconds": round(generate, 3),
+        "parts_seconds": {k: round(v, 3) for k, v in parts.items()},
+        "judge_calls": total["judge_calls"], "engine_calls": total["engine_calls"],
+        "prompt_tokens": total["prompt_tokens"], "completion_tokens": total["completion_tokens"],
+        "prefix_cache_hit_rate": total["prefix_cache_hit_rate"],
+        "completion_tokens_per_engine_second": round(total["completion_tokens"] / generate, 1) if generate else None,
+        "means": {k: v.get("mean") for k, v in summary["metrics"].items()},
+    }
+
+
+def vllm_table(r: dict[str, Any]) -> str:
+    whole = r["wall_seconds"] + r["start_up_seconds"]
+    lines = [f"{r['samples']} samples, {len(r['metrics'])} metrics on {r['engine']}: {r['wall_seconds']:.1f} s "
+             f"scoring + {r['start_up_seconds']:.1f} s start-up, {r['judge_calls']} judge calls in "
+             f"{r['engine_calls']} engine calls, {r['prompt_tokens']} prompt + {r['completion_tokens']} completion "
+             f"tokens, prefix-cache hit rate {r['prefix_cache_hit_rate']}",
+             f"{'part':<50} {'seconds':>9} {'share':>7}", "-" * 68]
+    for name, seconds in r["parts_seconds"].items():
+        lines.append(f"{name:<50} {seconds:>9.1f} {seconds / whole:>7.1%}")
+    lines.append(f"completion tokens per engine second: {r['completion_tokens_per_engine_second']}")
+    return "\n".join(lines)
+
+
 def table(r: dict[str, Any]) -> str:
     lines = [f"{r['samples']} samples, {len(r['metrics'])} metrics, reasons {'on' if r['reasons'] else 'off'}: "
              f"{r['wall_seconds']:.1f} s scoring, {r['judge_calls']} judge calls in {r['engine_calls']} engine "
@@ -144,12 +203,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default=str(RESULTS / "breakdown.json"))
     add_judge_arguments(parser)
     args = parser.parse_args(argv)
-    if args.engine != "transformers":
-        parser.error("the profile measures the transformers engine")
+    if args.engine not in ("transformers", "vllm"):
+        parser.error("the profile measures the transformers or the vllm engine")
     machine = describe_machine()
     print(f"machine: {machine_line(machine)}", flush=True)
-    result = profile(args)
-    print(table(result))
+    result = profile_vllm(args) if args.engine == "vllm" else profile(args)
+    print(vllm_table(result) if args.engine == "vllm" else table(result))
     data = {"command": "python benchmarks/breakdown.py " + " ".join(sys.argv[1:] if argv is None else argv),
             "label": args.label, "machine": machine, **result}
     print(f"wrote {write_json(args.out, data)}")
