@@ -36,10 +36,13 @@ def add_run_commands(app: typer.Typer) -> None:
             "--long-context", help="an ask longer than the judge's context window: score NaN (context_too_long, "
                                    "default), stop with an error, or cut the longest input text to fit "
                                    "(recorded in the trace)")] = "skip",
+        chunk_size: Annotated[int | None, typer.Option(
+            "--chunk-size", min=1, help="score and write N samples at a time, resumable chunk by chunk (default: "
+                                        "4096 for vllm and scripted, 512 for transformers; README: Bulk runs)")] = None,
     ) -> int:
         from localeval.api import evaluate_run
 
-        config = shared.run_config(metrics, seed, on_missing=on_missing, long_context=long_context)
+        config = shared.run_config(metrics, seed, chunk_size, on_missing=on_missing, long_context=long_context)
         cache: str | bool = shared.cache if shared.cache else not shared.no_cache
         result = evaluate_run(data, config, out=out, cache=cache, progress=not shared.no_progress,
                               report=not no_report)

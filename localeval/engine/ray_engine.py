@@ -58,6 +58,12 @@ class Replica:
     def generate(self, requests: list[Request]) -> list[Result]:
         return self.engine.generate(requests)
 
+    def score_chunk(self, samples: list[Any], config: dict[str, Any], cache: Any, embedder: Any) -> Any:
+        """A bulk run's chunk scored here, next to the engine (``localeval.engine.ray_chunks``)."""
+        from localeval.engine.ray_chunks import replica_score
+
+        return replica_score(self, samples, config, cache, embedder)
+
 
 def import_ray() -> Any:
     """The ray module, or an error that says how to install it."""
@@ -158,7 +164,7 @@ class RayEngine:
     def close(self) -> None:
         """Stop the replicas (the cluster itself is left running)."""
         for actor in self.actors:
-            self._ray.kill(actor)
+            self._ray.kill(actor)  # a replica may have died already: killing it again is harmless
         self.actors = []
 
     def _run(self, indices: list[int], requests: list[Request], deliver: Callable[[int, Result], None],
