@@ -126,15 +126,17 @@ class RayChunks:
         exhausted = False
         try:
             while True:
-                while len(flight) + len(ready) < IN_FLIGHT_PER_REPLICA * max(1, len(self.engine.actors)):
-                    chunk = again.popleft() if again else None
-                    if chunk is None and not exhausted:
-                        chunk = next(source, None)
-                        exhausted = chunk is None
-                        if chunk is not None:
-                            order.append(chunk[0])
-                    if chunk is None:
-                        break
+                # a chunk sent again goes first, whatever the load: the chunks after it wait for it
+                while again or (not exhausted and len(flight) + len(ready) < self._room()):
+                    if again:
+                        chunk = again.popleft()
+                    else:
+                        taken = next(source, None)
+                        if taken is None:
+                            exhausted = True
+                            break
+                        chunk = taken
+                        order.append(chunk[0])
                     self._send(chunk, flight)
                 if not flight:
                     break
@@ -155,6 +157,10 @@ class RayChunks:
                     yield ready.pop(order.popleft())
         finally:
             ray.kill(self.server)  # its puts were synchronous: every answer it was told is committed
+
+    def _room(self) -> int:
+        """Chunks held at most (in flight or scored and waiting for an earlier one)."""
+        return IN_FLIGHT_PER_REPLICA * max(1, len(self.engine.actors))
 
     def _send(self, chunk: tuple[int, list[Sample]], flight: dict[Any, tuple[Any, int, list[Sample]]]) -> None:
         """Queue ``chunk`` on the live replica with the fewest chunks in flight."""
