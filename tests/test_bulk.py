@@ -217,3 +217,22 @@ def test_the_chunked_frame_reads_nan_reasons_from_disk(tmp_path: Path) -> None:
     assert frame.loc["s2", "faithfulness__nan_reason"] == "engine_error" and pd.isna(frame.loc["s2", "faithfulness"])
     assert result.summary()["faithfulness"].nan_reasons == {"engine_error": 1}
     assert (tmp_path / "r/report.html").exists()
+
+
+def test_estimate_projects_time_and_disk_of_a_larger_run_from_a_file_read_in_chunks(tmp_path: Path) -> None:
+    from localeval.rescore import estimate
+
+    data = write(tmp_path / "d.jsonl", rows(40))
+    engine = ScriptedEngine(rule_script)
+    est = estimate(data, METRICS, engine, sample=8, total=1_000_000, progress=False)
+    assert est.measured_samples == 8 and est.total_samples == 1_000_000 and len(engine.requests) == 40
+    assert est.projected["total"]["judge_calls"] == pytest.approx(5 * 1_000_000)
+    run = tmp_path / "run"
+    localeval.evaluate(data, metrics=METRICS, judge=ScriptedEngine(rule_script), out=run, progress=False,
+                       report=False)
+    for name in ("scores.jsonl", "samples.jsonl"):  # what 40 samples wrote, scaled, within a fifth
+        assert est.disk[name] == pytest.approx((run / name).stat().st_size * 25_000, rel=0.2), name
+    assert 1e9 < est.disk["judge.sqlite"] < 4e9  # some 2 kB a sample: 5 answers, each key stored twice
+    lines = est.table().splitlines()
+    assert lines[0] == "measured on 8 of 1000000 samples (x125000.0):"
+    assert lines[-1].startswith("projected disk: ") and "245 chunk(s) of 4096 samples" in lines[-1]

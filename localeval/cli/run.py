@@ -59,11 +59,13 @@ def add_run_commands(app: typer.Typer) -> None:
         metrics: Metrics = None,
         seed: Seed = 0,
         sample: Annotated[int, typer.Option("--sample", help="samples to measure (default 10)")] = 10,
+        total: Annotated[int | None, typer.Option(
+            "--total", min=1, help="project to N samples, e.g. 1000000 (default: the data set's)")] = None,
     ) -> int:
         from localeval.rescore import estimate_run
 
         config = shared.run_config(metrics, seed)
-        print(estimate_run(data, config, sample=sample, progress=not shared.no_progress).table())
+        print(estimate_run(data, config, sample=sample, progress=not shared.no_progress, total=total).table())
         return 0
 
     @command(app, "rescore", PROGRESS, help="recompute scores and summary of a run from its cache, no model")
