@@ -113,10 +113,11 @@ def run_size(n: int, folder: Path, args: argparse.Namespace, replicas: int) -> d
 
 
 def table(cells: list[dict[str, Any]]) -> str:
-    head = "| samples | replicas | wall | per sample | peak memory | chunks | run folder |\n| --- | --- | --- | --- | --- | --- | --- |"
-    rows = [f"| {c['samples']:,} | {c['replicas'] or 'none (in process)'} | {c['wall_seconds']:,.1f} s "
-            f"| {c['ms_per_sample']:.3f} ms | {c['peak_mb']:,.0f} MB | {c['chunks']['count']} x {c['chunks']['size']:,} "
-            f"| {c['run_folder_mb']:,.0f} MB |" for c in cells]
+    head = ("| samples | Ray replicas | wall | per sample | peak memory | chunks | run folder |\n"
+            "| --- | --- | --- | --- | --- | --- | --- |")
+    rows = [f"| {c['samples']:,} | {c['replicas'] or 'none'} | {c['wall_seconds']:,.1f} s "
+            f"| {c['ms_per_sample']:.3f} ms | {c['peak_mb']:,.0f} MB "
+            f"| {c['chunks']['count']} x {c['chunks']['size']:,} | {c['run_folder_mb']:,.0f} MB |" for c in cells]
     return "\n".join([head, *rows])
 
 

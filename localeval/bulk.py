@@ -190,7 +190,7 @@ def _scorer(engine: Any, emb: Any, store: JudgeCache, specs: list[MetricSpec], c
     from localeval.engine.ray_engine import RayEngine
 
     if isinstance(engine, RayEngine) and chunk_count > 1:
-        from localeval.engine.ray_chunks import RayChunks
+        from localeval.scheduler.ray_chunks import RayChunks
 
         return RayChunks(engine, emb, store, specs, config)
     return LocalChunks(config.scheduler(engine, emb, store, inner_progress), specs)

@@ -58,11 +58,9 @@ class Replica:
     def generate(self, requests: list[Request]) -> list[Result]:
         return self.engine.generate(requests)
 
-    def score_chunk(self, samples: list[Any], config: dict[str, Any], cache: Any, embedder: Any) -> Any:
-        """A bulk run's chunk scored here, next to the engine (``localeval.engine.ray_chunks``)."""
-        from localeval.engine.ray_chunks import replica_score
-
-        return replica_score(self, samples, config, cache, embedder)
+    def run(self, function: Callable[..., Any], *args: Any) -> Any:
+        """``function(self, *args)`` run in this replica, next to its engine (a bulk run scores chunks so)."""
+        return function(self, *args)
 
 
 def import_ray() -> Any:

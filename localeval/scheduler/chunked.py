@@ -2,7 +2,7 @@
 
 A chunk scorer takes ``(index, samples)`` pairs and yields ``ChunkScored`` in chunk order; the caller writes
 each to the run folder before asking for the next. ``LocalChunks`` runs them in this process with one
-scheduler (one engine, embedder and cache for every chunk); ``localeval.engine.ray_engine.RayChunks``
+scheduler (one engine, embedder and cache for every chunk); ``localeval.scheduler.ray_chunks.RayChunks``
 sends them to engine replicas.
 """
 

@@ -1,4 +1,5 @@
-"""Chunks of a bulk run sent whole to Ray engine replicas: each replica runs a chunk's rounds next to its engine.
+"""Chunks of a bulk run sent whole to Ray engine replicas: each replica runs a chunk's rounds next to its engine
+(``Replica.run`` calls ``replica_score`` in the replica's process).
 
 The driver keeps the run folder and the one judge cache: the cache is held by a small actor pinned to
 the driver's node, which every replica asks before it generates and tells each answer as it arrives (so
@@ -170,7 +171,7 @@ class RayChunks:
         for actor, _, _ in flight.values():
             load[id(actor)] = load.get(id(actor), 0) + 1
         actor = min(self.engine.actors, key=lambda a: load[id(a)])
-        ref = actor.score_chunk.remote(chunk[1], self.config, self.server, self.embedder)
+        ref = actor.run.remote(replica_score, chunk[1], self.config, self.server, self.embedder)
         flight[ref] = (actor, chunk[0], chunk[1])
 
 
