@@ -18,17 +18,19 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from localeval.config import RunConfig
 from localeval.data.sample import Sample
 from localeval.errors import LocalevalError
 from localeval.metrics.registry import MetricSpec, parse_metrics
 from localeval.scheduler.chunked import ChunkScored, score_chunk
 from localeval.scheduler.rounds import RunOutput, Scheduler
 from localeval.store.cache import JudgeCache
+
+if TYPE_CHECKING:
+    from localeval.config import RunConfig
 
 IN_FLIGHT_PER_REPLICA = 2  # chunks queued on each replica: the next one is there when one ends
 
@@ -86,14 +88,12 @@ class RemoteCache(JudgeCache):
             self._ray.get(self.server.put_embeddings.remote(list(items)))
 
 
-def replica_score(replica: Any, samples: list[Sample], config: dict[str, Any], server: Any,
-                  embedder: Any) -> RunOutput:
+def replica_score(replica: Any, samples: list[Sample], config: RunConfig, server: Any, embedder: Any) -> RunOutput:
     """A chunk scored on a replica with its own engine; the scheduler is built once per replica and run."""
     held = getattr(replica, "chunk_scheduler", None)
     if held is None or held[0] != config:
-        run = RunConfig.from_dict(config)
-        scheduler = run.scheduler(replica.engine, embedder, RemoteCache(server), False)
-        held = (config, scheduler, parse_metrics(list(run.metrics)))
+        scheduler = config.scheduler(replica.engine, embedder, RemoteCache(server), False)
+        held = (config, scheduler, parse_metrics(list(config.metrics)))
         replica.chunk_scheduler = held
     scheduler, specs = held[1], held[2]
     assert isinstance(scheduler, Scheduler)
@@ -107,7 +107,7 @@ class RayChunks:
                  config: RunConfig) -> None:
         self.engine = engine
         self.ray = engine._ray
-        self.config = config.to_dict()
+        self.config = config
         self.specs = list(specs)
         self.embedder = self.ray.put(embedder) if embedder is not None else None
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
