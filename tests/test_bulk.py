@@ -236,3 +236,18 @@ def test_estimate_projects_time_and_disk_of_a_larger_run_from_a_file_read_in_chu
     lines = est.table().splitlines()
     assert lines[0] == "measured on 8 of 1000000 samples (x125000.0):"
     assert lines[-1].startswith("projected disk: ") and "245 chunk(s) of 4096 samples" in lines[-1]
+
+
+def test_a_rescored_chunked_run_reruns_from_its_cache_alone(tmp_path: Path) -> None:
+    from localeval.rescore import rescore
+
+    data = write(tmp_path / "d.jsonl", rows(9))
+    run = tmp_path / "run"
+    localeval.evaluate(data, metrics=METRICS, judge=ScriptedEngine(rule_script), out=run, progress=False,
+                       chunk_size=4, report=False)
+    scores = (run / "scores.jsonl").read_text()
+    assert rescore(run).info["rescore_misses"] == 0 and (run / "scores.jsonl").read_text() == scores
+    assert not (run / CHUNKS).exists()  # its offsets no longer describe the files: a rerun starts over
+    again = ScriptedEngine(rule_script)
+    localeval.evaluate(data, metrics=METRICS, judge=again, out=run, progress=False, chunk_size=4, report=False)
+    assert again.calls == [] and (run / "scores.jsonl").read_text() == scores

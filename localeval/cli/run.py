@@ -46,9 +46,14 @@ def add_run_commands(app: typer.Typer) -> None:
         cache: str | bool = shared.cache if shared.cache else not shared.no_cache
         result = evaluate_run(data, config, out=out, cache=cache, progress=not shared.no_progress,
                               report=not no_report)
+        from localeval.bulk import REPORT_SAMPLES
+
         print(result.table())
-        written = ["scores.jsonl", "summary.json"] + ([] if no_report else ["report.html"])
+        large = result.sample_count > REPORT_SAMPLES
+        written = ["scores.jsonl", "summary.json"] + ([] if no_report or large else ["report.html"])
         print(f"\nwrote {', '.join(str(Path(out) / w) for w in written)}")
+        if large and not no_report:
+            print(f"(no report.html: it holds every row, and this run has more than {REPORT_SAMPLES:,} samples)")
         return 0
 
     @command(app, "estimate", JUDGE, PROGRESS, ENGINE,
