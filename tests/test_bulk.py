@@ -251,3 +251,14 @@ def test_a_rescored_chunked_run_reruns_from_its_cache_alone(tmp_path: Path) -> N
     again = ScriptedEngine(rule_script)
     localeval.evaluate(data, metrics=METRICS, judge=again, out=run, progress=False, chunk_size=4, report=False)
     assert again.calls == [] and (run / "scores.jsonl").read_text() == scores
+
+
+def test_a_chunked_result_saves_a_copy_of_its_run_folder(tmp_path: Path) -> None:
+    result = localeval.evaluate(rows(9), metrics=METRICS, judge=ScriptedEngine(rule_script), out=tmp_path / "run",
+                                progress=False, chunk_size=4, report=False)
+    assert isinstance(result, ChunkedResult)
+    copy = result.save(tmp_path / "copy")
+    for name in ("scores.jsonl", "samples.jsonl"):
+        assert (copy / name).read_text() == (tmp_path / "run" / name).read_text()
+    assert json.loads((copy / "summary.json").read_text()) == json.loads((tmp_path / "run/summary.json").read_text())
+    assert [row["id"] for row in result.iter_rows()] == [f"s{i}" for i in range(9)]
