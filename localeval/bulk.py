@@ -23,6 +23,7 @@ from localeval.data.sample import Sample
 from localeval.data.stream import sample_chunks, scan_samples
 from localeval.metrics.registry import MetricSpec, base_name
 from localeval.progress import ChunkProgress
+from localeval.report.aggregate import MetricSummary
 from localeval.scheduler.chunked import ChunkScored, ChunkScorer, LocalChunks, chunk_record, merged, totals
 from localeval.silence import stderr_is_terminal
 from localeval.store.chunks import ChunkLog, ScoresOnDisk, iter_score_rows
@@ -105,9 +106,16 @@ class ChunkedResult(EvaluationResult):
     count: int = 0
     strata_data: dict[str, Any] = field(default_factory=dict)
 
+    summaries: dict[str, MetricSummary] | None = None  # computed once: a bootstrap over a million values is slow
+
     @property
     def sample_count(self) -> int:
         return self.count
+
+    def summary(self) -> dict[str, MetricSummary]:
+        if self.summaries is None:
+            self.summaries = super().summary()
+        return self.summaries
 
     def strata(self) -> dict[str, Any]:
         return self.strata_data
