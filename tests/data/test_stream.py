@@ -69,3 +69,13 @@ def test_a_file_unreadable_as_a_whole_fails_as_the_eager_reader_says(tmp_path: P
     empty.write_text("\n")
     with pytest.raises(DataError, match="no samples"):
         scan_samples(empty, 5)
+
+
+def test_a_saved_dataset_streams_by_slices(tmp_path: Path) -> None:
+    datasets = pytest.importorskip("datasets")
+    folder = tmp_path / "saved"
+    datasets.Dataset.from_list(_rows(11)).save_to_disk(str(folder))
+    chunks = list(sample_chunks(folder, 4))
+    assert [len(c) for _, c in chunks] == [4, 4, 3]
+    assert [s for _, c in chunks for s in c] == load_samples(folder)
+    assert scan_samples(folder, 4, NEEDS) == 11
