@@ -218,7 +218,10 @@ def evaluate_run(
     progress: bool = True,
     report: bool = True,
 ) -> EvaluationResult:
-    """Score samples as ``config`` says; ``judge`` and ``embedder``: loaded objects (None: load the config's)."""
+    """Score samples as ``config`` says; ``judge`` and ``embedder``: loaded objects (None: load the config's).
+
+    More samples than a chunk holds (``RunConfig.chunk_samples``) are scored chunk by chunk (``localeval.bulk``).
+    """
     from localeval.bulk import open_source
 
     specs = parse_metrics(list(config.metrics) or None)
