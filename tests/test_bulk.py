@@ -262,3 +262,18 @@ def test_a_chunked_result_saves_a_copy_of_its_run_folder(tmp_path: Path) -> None
         assert (copy / name).read_text() == (tmp_path / "run" / name).read_text()
     assert json.loads((copy / "summary.json").read_text()) == json.loads((tmp_path / "run/summary.json").read_text())
     assert [row["id"] for row in result.iter_rows()] == [f"s{i}" for i in range(9)]
+
+
+def test_samples_lacking_a_field_score_nan_in_chunks_as_in_one_run(tmp_path: Path) -> None:
+    data = rows(10)
+    for i in (2, 7):
+        del data[i]["reference"]
+    one = localeval.evaluate(data, metrics=METRICS, judge=ScriptedEngine(rule_script), progress=False,
+                             on_missing="nan")
+    path = write(tmp_path / "d.jsonl", data)
+    many = localeval.evaluate(path, metrics=METRICS, judge=ScriptedEngine(rule_script), progress=False,
+                              on_missing="nan", chunk_size=3, out=tmp_path / "run", report=False)
+    assert many.rows() == one.rows()
+    assert many.summary()["context_precision"].nan_reasons == {"missing_field": 2}
+    with pytest.raises(localeval.data.DataError, match=r"row 3, column 'reference'(.|\n)*row 8"):
+        localeval.evaluate(path, metrics=METRICS, judge=ScriptedEngine(rule_script), progress=False, chunk_size=3)
