@@ -173,13 +173,14 @@ def evaluate_chunks(
             else:
                 rows = result_rows(scored.samples, names, scored.output)
                 log.append(samples_text(scored.samples), scores_text(rows),
-                           chunk_record(scored.output, len(scored.samples)))
+                           chunk_record(scored.output, scored.samples))
             shown.chunk_done(len(scored.samples))
     if log is None:
         samples = [s for p in parts for s in p.samples]
         return EvaluationResult(samples, specs, merged([p.output for p in parts], names), info)
     relevancy = [n for n in names if base_name(n) == "answer_relevancy"]
-    disk = ScoresOnDisk(log.folder, names, relevancy)
+    disk = (ScoresOnDisk.from_log(log.finished, names) if not relevancy else None) or ScoresOnDisk(
+        log.folder, names, relevancy)
     output = totals(log.finished, names)
     output.outcomes = disk.outcomes
     info = {**info, "chunks": {"size": source.size, "count": len(log.finished)}}

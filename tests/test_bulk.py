@@ -277,3 +277,18 @@ def test_samples_lacking_a_field_score_nan_in_chunks_as_in_one_run(tmp_path: Pat
     assert many.summary()["context_precision"].nan_reasons == {"missing_field": 2}
     with pytest.raises(localeval.data.DataError, match=r"row 3, column 'reference'(.|\n)*row 8"):
         localeval.evaluate(path, metrics=METRICS, judge=ScriptedEngine(rule_script), progress=False, chunk_size=3)
+
+
+def test_the_summary_comes_from_the_chunk_log_when_no_sample_is_unanswerable(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    data = [{k: v for k, v in row.items() if k != "answerable"} for row in rows(11)]
+    whole = localeval.evaluate(data, metrics=METRICS, judge=ScriptedEngine(rule_script), progress=False)
+
+    def unread(*args: Any) -> None:
+        raise AssertionError("scores.jsonl was read back")
+
+    monkeypatch.setattr("localeval.store.chunks.ScoresOnDisk.__init__", unread)
+    chunked = localeval.evaluate(data, metrics=METRICS, judge=ScriptedEngine(rule_script), progress=False,
+                                 chunk_size=4, out=tmp_path / "run", report=False)
+    assert chunked.summary() == whole.summary() and chunked.strata() == whole.strata()
+    assert chunked.scores("faithfulness") == whole.scores("faithfulness")

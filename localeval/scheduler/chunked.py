@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 from localeval.data.sample import Sample
 from localeval.metrics.registry import MetricSpec
+from localeval.nan import Nan
 from localeval.scheduler.rounds import RunOutput, Scheduler
 from localeval.scheduler.usage import Usage
 
@@ -65,11 +66,15 @@ class LocalChunks:
             yield ChunkScored(index, samples, score_chunk(self.scheduler, samples, self.specs))
 
 
-def chunk_record(output: RunOutput, rows: int) -> dict[str, Any]:
-    """What chunks.jsonl keeps of a finished chunk: rows, cost per metric, rounds, calls, seconds."""
-    return {"rows": rows, "usage": {name: u.to_dict() for name, u in output.usage.items()},
+def chunk_record(output: RunOutput, samples: Sequence[Sample]) -> dict[str, Any]:
+    """What chunks.jsonl keeps of a finished chunk: rows, cost per metric, rounds, calls, seconds, and each
+    metric's values (a NaN as its reason), so that the summary need not read scores.jsonl back."""
+    values = {name: [v.reason if isinstance(v, Nan) else v for v in outcomes]
+              for name, outcomes in output.outcomes.items()}
+    return {"rows": len(samples), "usage": {name: u.to_dict() for name, u in output.usage.items()},
             "rounds": output.rounds, "engine_calls": output.engine_calls, "embed_calls": output.embed_calls,
-            "seconds": round(output.wall_seconds, 4)}
+            "seconds": round(output.wall_seconds, 4),
+            "unanswerable": sum(1 for s in samples if s.answerable is False), "values": values}
 
 
 def totals(records: Sequence[dict[str, Any]], metrics: Sequence[str]) -> RunOutput:

@@ -139,6 +139,22 @@ class ScoresOnDisk:
                 self.strata_rows.append({"id": row["id"], "metrics": kept,
                                          **({"answerable": row["answerable"]} if "answerable" in row else {})})
 
+    @classmethod
+    def from_log(cls, records: Sequence[Mapping[str, Any]], metrics: Sequence[str]) -> ScoresOnDisk | None:
+        """The same from the values chunks.jsonl keeps, where the strata need no row (no unanswerable sample);
+        None when they do, or a record predates the values."""
+        if any("values" not in r or r.get("unanswerable", 1) for r in records):
+            return None
+        disk = cls.__new__(cls)
+        disk.outcomes, disk.strata_rows, disk.count = {m: [] for m in metrics}, [], 0
+        nans: dict[str, Nan] = {}
+        for record in records:
+            disk.count += record["rows"]
+            for name in metrics:
+                disk.outcomes[name] += [nans.setdefault(v, Nan(v)) if isinstance(v, str) else v  # type: ignore[arg-type]
+                                        for v in record["values"][name]]
+        return disk
+
     def strata(self) -> dict[str, Any]:
         """summary.json's strata, as ``stratified_summary`` gives them for every row."""
         from localeval.report.strata import stratified_summary
