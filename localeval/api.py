@@ -21,10 +21,11 @@ from localeval.report.aggregate import MetricSummary, format_table, summarize
 from localeval.report.plain import plain_table, plain_text
 from localeval.report.strata import stratified_summary
 from localeval.scheduler import RunOutput, Usage, total_usage
+from localeval.scheduler.chunked import missing_field_skips
 from localeval.silence import quiet, stderr_is_terminal
 from localeval.steps import Outcome
 from localeval.store.cache import JudgeCache
-from localeval.store.run_folder import CACHE, RunLock, write_samples, write_scores, write_summary
+from localeval.store.run_folder import CACHE, RunLock, result_rows, write_samples, write_scores, write_summary
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -76,17 +77,6 @@ def check_samples(samples: Sequence[Sample], specs: Sequence[MetricSpec]) -> Non
     )
 
 
-def missing_field_skips(samples: Sequence[Sample], specs: Sequence[MetricSpec]) -> set[tuple[str, int]]:
-    """(metric, row index) of each sample that lacks a field the metric needs (None, or an empty list)."""
-    return {
-        (spec.name, i)
-        for spec in specs
-        for i, sample in enumerate(samples)
-        if any(sample.get(f) is None or (f in spec.definition.nonempty and not sample.get(f))
-               for f in spec.definition.required)
-    }
-
-
 @dataclass
 class EvaluationResult:
     """Scores per sample and metric, with NaN reasons, verdict traces and what the run cost."""
@@ -118,21 +108,12 @@ class EvaluationResult:
 
     def rows(self) -> list[dict[str, Any]]:
         """One dict per sample: id, then per metric its value, NaN reason and trace."""
-        rows = []
-        for i, sample in enumerate(self.samples):
-            metrics = {}
-            for name in self.metric_names:
-                value = self.output.outcomes[name][i]
-                metrics[name] = {
-                    "value": None if isinstance(value, Nan) else value,
-                    "nan_reason": value.reason if isinstance(value, Nan) else None,
-                    "trace": self.output.traces[name][i],
-                }
-            row: dict[str, Any] = {"id": sample.id, "metrics": metrics}
-            if sample.answerable is not None:
-                row["answerable"] = sample.answerable
-            rows.append(row)
-        return rows
+        return result_rows(self.samples, self.metric_names, self.output)
+
+    @property
+    def sample_count(self) -> int:
+        """Samples scored."""
+        return len(self.samples)
 
     def to_pandas(self) -> pd.DataFrame:
         """A frame indexed by sample id: one column per metric (NaN where missing) and its reason."""
@@ -154,18 +135,22 @@ class EvaluationResult:
             "usage": {name: u.to_dict() for name, u in self.output.usage.items()},
             "total": {
                 **total.to_dict(),
-                "samples": len(self.samples),
+                "samples": self.sample_count,
                 "wall_seconds": round(wall, 3),
-                "samples_per_second": round(len(self.samples) / wall, 4) if wall > 0 else None,
+                "samples_per_second": round(self.sample_count / wall, 4) if wall > 0 else None,
                 "rounds": self.output.rounds,
                 "engine_calls": self.output.engine_calls,
                 "embed_calls": self.output.embed_calls,
                 "prefix_cache_hit_rate": (round(total.cached_prompt_tokens / total.prompt_tokens, 4)
                                           if total.prompt_tokens else None),
             },
-            "strata": stratified_summary(self.rows()),
+            "strata": self.strata(),
             "run": self.info,
         }
+
+    def strata(self) -> dict[str, Any]:
+        """summary.json's strata: the answerable samples' relevancy, the unanswerable ones' refusals."""
+        return stratified_summary(self.rows())
 
     def save(self, folder: str | Path) -> Path:
         """Write scores.jsonl and summary.json into ``folder``."""
@@ -183,9 +168,9 @@ def _usage_table(result: EvaluationResult) -> str:
              str(u.completion_tokens), f"{u.engine_seconds:.1f}")
             for name, u in [*result.output.usage.items(), ("total", total_usage(result.output.usage))]]
     wall = result.output.wall_seconds
-    rate = len(result.samples) / wall if wall > 0 else float("inf")
+    rate = result.sample_count / wall if wall > 0 else float("inf")
     return "\n".join([plain_text(plain_table(header, rows, right=range(1, 7)), width=100),
-                      f"{len(result.samples)} samples in {wall:.1f} s ({rate:.2f} samples/s), "
+                      f"{result.sample_count} samples in {wall:.1f} s ({rate:.2f} samples/s), "
                       f"{result.output.rounds} rounds, {result.output.engine_calls} engine calls"])
 
 
@@ -204,6 +189,7 @@ def evaluate(
     on_missing: str = "error",
     report: bool = True,
     long_context: str = "skip",
+    chunk_size: int | None = None,
 ) -> EvaluationResult:
     """Score samples with the chosen metrics (default: the six LLM metrics).
 
@@ -212,10 +198,11 @@ def evaluate(
     ``cache``: True (the run folder's ``judge.sqlite``, when ``out`` is given), False, or a path
     to a cache shared between runs. Bad samples raise DataError before any model is loaded;
     with ``on_missing="nan"`` a sample lacking a field a metric needs scores ``Nan("missing_field")``
-    for that metric instead, and the other metrics and samples are scored as usual.
+    for that metric instead, and the other metrics and samples are scored as usual. ``chunk_size``: samples
+    scored and written to ``out`` at a time (default: the engine's; README: Bulk runs).
     """
     config = build_config(metrics, judge, embedder, settings=settings, seed=seed, long_context=long_context,
-                          on_missing=on_missing, judge_options=judge_options)
+                          on_missing=on_missing, judge_options=judge_options, chunk_size=chunk_size)
     return evaluate_run(samples, config, judge=model_object(judge), embedder=model_object(embedder), out=out,
                         cache=cache, progress=progress, report=report)
 
@@ -231,9 +218,15 @@ def evaluate_run(
     progress: bool = True,
     report: bool = True,
 ) -> EvaluationResult:
-    """Score samples as ``config`` says; ``judge`` and ``embedder``: loaded objects (None: load the config's)."""
+    """Score samples as ``config`` says; ``judge`` and ``embedder``: loaded objects (None: load the config's).
+
+    More samples than a chunk holds (``RunConfig.chunk_samples``) are scored chunk by chunk (``localeval.bulk``).
+    """
+    from localeval.bulk import open_source
+
     specs = parse_metrics(list(config.metrics) or None)
-    rows = as_samples(samples, specs if config.on_missing == "error" else None)
+    size = config.chunk_samples(judge)
+    source = open_source(samples, specs, config.on_missing == "error", size, config.chunk_size is not None)
     started = time.time()
     needs_judge = any(s.definition.judge for s in specs)
     needs_embedder = any(s.definition.embedder for s in specs)
@@ -250,21 +243,40 @@ def evaluate_run(
     config = config.with_models(engine if needs_judge else None, emb if needs_embedder else None)
     lock = RunLock(Path(out)) if out is not None else contextlib.nullcontext()
     with lock:
-        return _evaluate_locked(rows, specs, config, engine, emb, out=out, cache=cache, progress=progress,
+        return _evaluate_locked(source, specs, config, engine, emb, out=out, cache=cache, progress=progress,
                                 report=report, started=started)
 
 
 def _evaluate_locked(
-    rows: list[Sample], specs: list[MetricSpec], config: RunConfig, engine: Any, emb: Any, *,
+    source: Any, specs: list[MetricSpec], config: RunConfig, engine: Any, emb: Any, *,
     out: str | Path | None, cache: str | Path | bool, progress: bool, report: bool, started: float,
 ) -> EvaluationResult:
+    from localeval.bulk import evaluate_chunks
+
     store = _open_cache(cache, out)
+    info = run_info(specs, config, store, started)
     try:
+        if source.path is not None or config.chunk_size is not None or source.count > source.size:
+            return evaluate_chunks(source, specs, config, engine, emb, store=store, out=out, progress=progress,
+                                   report=report, info=info)
+        rows = source.rows
         scheduler = config.scheduler(engine, emb, store, progress)
         output = scheduler.run(rows, specs, skip=missing_field_skips(rows, specs))
     finally:
         store.close()
-    info = {
+    result = EvaluationResult(rows, specs, output, info)
+    if out is not None:
+        result.save(out)
+        if report:
+            from localeval.report.html import write_report
+
+            write_report(out)
+    return result
+
+
+def run_info(specs: Sequence[MetricSpec], config: RunConfig, store: JudgeCache, started: float) -> dict[str, Any]:
+    """summary.json's record of the run: metrics, models, policies, cache, start, machine, config."""
+    return {
         "metrics": [s.name for s in specs],
         "metric_specs": [s.canonical() for s in specs],
         "judge": config.judge_fingerprint,
@@ -276,14 +288,6 @@ def _evaluate_locked(
         "machine": f"{platform.system()} {platform.machine()}, python {platform.python_version()}",
         "config": config.to_dict(),
     }
-    result = EvaluationResult(rows, specs, output, info)
-    if out is not None:
-        result.save(out)
-        if report:
-            from localeval.report.html import write_report
-
-            write_report(out)
-    return result
 
 
 def _open_cache(cache: str | Path | bool, out: str | Path | None) -> JudgeCache:

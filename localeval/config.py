@@ -19,6 +19,10 @@ DEFAULT_BATCH_TOKENS = 16384  # transformers engine: token budget of a batch
 ENGINES = ("transformers", "vllm", "ray-vllm")
 GRAMMARS = ("xgrammar", "outlines")
 ON_MISSING = ("error", "nan")
+# Samples a chunk holds, by engine (README: Bulk runs). Enough asks for full batches and long rounds, few
+# enough that the scheduler's state (about 24 KB a sample) stays small: vLLM wants thousands of asks in
+# flight, the transformers engine batches 16 rows, and in-process engines (scripted) only pay per chunk.
+CHUNK_SIZES = {"transformers": 512, "vllm": 4096, "ray-vllm": 4096, "other": 4096}
 
 
 @dataclass(frozen=True)
@@ -50,10 +54,22 @@ class RunConfig:
     embedder: str | None = None  # the embedder folder as given
     judge_fingerprint: str | None = None  # who answered, known once the judge is loaded
     embedder_fingerprint: str | None = None
+    chunk_size: int | None = None  # samples a chunk holds (None: the engine's default, CHUNK_SIZES)
 
     def __post_init__(self) -> None:
         if self.on_missing not in ON_MISSING:
             raise ValueError("on_missing must be 'error' or 'nan'")
+        if self.chunk_size is not None and self.chunk_size < 1:
+            raise ValueError(f"chunk_size must be at least 1, got {self.chunk_size}")
+
+    def chunk_samples(self, engine: Any = None) -> int:
+        """Samples a chunk holds: as set, else the default of the engine object given or the one configured."""
+        if self.chunk_size is not None:
+            return self.chunk_size
+        if engine is None:
+            return CHUNK_SIZES.get(self.engine.engine, CHUNK_SIZES["other"])
+        kind = {"TransformersEngine": "transformers", "VLLMEngine": "vllm", "RayEngine": "ray-vllm"}
+        return CHUNK_SIZES[kind.get(type(engine).__name__, "other")]
 
     def with_models(self, judge: Any, embedder: Any) -> RunConfig:
         """This configuration with the fingerprints of the loaded judge and embedder (None: not used)."""
@@ -121,6 +137,7 @@ def build_config(
     long_context: str = "skip",
     on_missing: str = "error",
     judge_options: JudgeOptions | None = None,
+    chunk_size: int | None = None,
 ) -> RunConfig:
     """The run configuration of the API's keyword arguments (metrics parsed and written canonically)."""
     from localeval.metrics.registry import parse_metrics
@@ -129,5 +146,5 @@ def build_config(
     return RunConfig(
         metrics=tuple(s.canonical() for s in specs), settings=settings or Settings(), seed=seed,
         long_context=long_context, on_missing=on_missing, engine=judge_options or JudgeOptions(),
-        judge=model_name(judge), embedder=model_name(embedder),
+        judge=model_name(judge), embedder=model_name(embedder), chunk_size=chunk_size,
     )

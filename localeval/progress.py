@@ -236,8 +236,46 @@ class _StatusColumn(ProgressColumn):
         return Text(status_text(self.progress.snapshot()) if live else str(task.fields.get("status", "")))
 
 
+class ChunkProgress:
+    """A chunked run's progress: one line per finished chunk with samples/s, chunks done and time left."""
+
+    def __init__(self, samples: int, chunks: int, done_samples: int = 0, done_chunks: int = 0, *,
+                 enabled: bool = True, stream: TextIO | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.samples, self.chunks = samples, chunks
+        self.done_samples, self.done_chunks = done_samples, done_chunks
+        self.enabled = enabled
+        self.stream = stream if stream is not None else sys.stderr
+        self.clock = clock
+        self._started = clock()
+        self._resumed_at = done_samples  # samples of an earlier run, not counted in this one's rate
+
+    def chunk_done(self, samples: int) -> str:
+        """A chunk of ``samples`` finished; its line (written when enabled)."""
+        self.done_samples += samples
+        self.done_chunks += 1
+        line = self.line()
+        if self.enabled:
+            self.stream.write(line + "\n")
+            self.stream.flush()
+        return line
+
+    def line(self) -> str:
+        """``chunk 3/20: 3,000/20,000 samples, 812.4 samples/s, 0:04 elapsed, ETA 0:21``."""
+        elapsed = self.clock() - self._started
+        scored = self.done_samples - self._resumed_at
+        rate = scored / elapsed if elapsed > 0 and scored else None
+        eta = (self.samples - self.done_samples) / rate if rate else None
+        speed = f"{rate:,.1f} samples/s" if rate else "no rate yet"
+        return (f"chunk {self.done_chunks}/{self.chunks}: {self.done_samples:,}/{self.samples:,} samples, "
+                f"{speed}, {clock_text(elapsed)} elapsed, ETA {clock_text(eta)}")
+
+    def close(self) -> None:
+        """Nothing to stop: the lines are written as chunks finish."""
+
+
 def _label(s: Snapshot) -> str:
     return f"round {s.round}" + (" (retry)" if s.retry else "")
 
 
-__all__ = ["RunProgress", "Snapshot", "clock_text", "status_text"]
+__all__ = ["ChunkProgress", "RunProgress", "Snapshot", "clock_text", "status_text"]

@@ -37,16 +37,24 @@ def add_run_commands(app: typer.Typer) -> None:
             "--long-context", help="an ask longer than the judge's context window: score NaN (context_too_long, "
                                    "default), stop with an error, or cut the longest input text to fit "
                                    "(recorded in the trace)")] = "skip",
+        chunk_size: Annotated[int | None, typer.Option(
+            "--chunk-size", min=1, help="score and write N samples at a time, resumable chunk by chunk (default: "
+                                        "4096 for vllm and scripted, 512 for transformers; README: Bulk runs)")] = None,
     ) -> int:
         from localeval.api import evaluate_run
 
-        config = shared.run_config(metrics, seed, on_missing=on_missing, long_context=long_context)
+        config = shared.run_config(metrics, seed, chunk_size, on_missing=on_missing, long_context=long_context)
         cache: str | bool = shared.cache if shared.cache else not shared.no_cache
         result = evaluate_run(data, config, out=out, cache=cache, progress=not shared.no_progress,
                               report=not no_report)
+        from localeval.bulk import REPORT_SAMPLES
+
         print(result.table())
-        written = ["scores.jsonl", "summary.json"] + ([] if no_report else ["report.html"])
+        large = result.sample_count > REPORT_SAMPLES
+        written = ["scores.jsonl", "summary.json"] + ([] if no_report or large else ["report.html"])
         print(f"\nwrote {', '.join(str(Path(out) / w) for w in written)}")
+        if large and not no_report:
+            print(f"(no report.html: it holds every row, and this run has more than {REPORT_SAMPLES:,} samples)")
         return 0
 
     @command(app, "estimate", JUDGE, PROGRESS, ENGINE,
@@ -57,11 +65,13 @@ def add_run_commands(app: typer.Typer) -> None:
         metrics: Metrics = None,
         seed: Seed = 0,
         sample: Annotated[int, typer.Option("--sample", help="samples to measure (default 10)")] = 10,
+        total: Annotated[int | None, typer.Option(
+            "--total", min=1, help="project to N samples, e.g. 1000000 (default: the data set's)")] = None,
     ) -> int:
         from localeval.rescore import estimate_run
 
         config = shared.run_config(metrics, seed)
-        print(estimate_run(data, config, sample=sample, progress=not shared.no_progress).table())
+        print(estimate_run(data, config, sample=sample, progress=not shared.no_progress, total=total).table())
         return 0
 
     @command(app, "rescore", PROGRESS, help="recompute scores and summary of a run from its cache, no model")

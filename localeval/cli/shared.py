@@ -79,10 +79,11 @@ class Shared:
         return RunConfig(settings=self.settings(), seed=seed, engine=self.judge_options(seed),
                          judge=self.judge, embedder=self.embedder)
 
-    def run_config(self, metrics: str | None = None, seed: int = 0, **policies: str) -> RunConfig:
-        """The run configuration these options, the metrics, the seed and the policies ask for."""
+    def run_config(self, metrics: str | None = None, seed: int = 0, chunk_size: int | None = None,
+                   **policies: str) -> RunConfig:
+        """The run configuration these options, the metrics, the seed, the chunk size and the policies ask for."""
         return build_config(metrics, self.judge, self.embedder, settings=self.settings(), seed=seed,
-                            judge_options=self.judge_options(seed), **policies)
+                            judge_options=self.judge_options(seed), chunk_size=chunk_size, **policies)
 
 
 # Each shared option: (parameter name, its type with the option's declaration). Defaults come from Shared.

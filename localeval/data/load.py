@@ -12,7 +12,7 @@ import codecs
 import csv
 import io
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -166,9 +166,13 @@ def _read_csv(text: str, problems: list[Problem]) -> list[Raw]:
     """Records of a CSV file with a header; list cells are parsed, empty cells are missing."""
     if text.lstrip().startswith(("{", "[")):
         raise _stop("the file looks like JSON, not CSV; rename it to .jsonl or .json")
+    return list(csv_raws(io.StringIO(text, newline=""), problems))
+
+
+def csv_raws(lines: Iterable[str], problems: list[Problem]) -> Iterator[Raw]:
+    """The records of CSV text given line by line (read lazily); problems of rows go to ``problems``."""
     csv.field_size_limit(max(csv.field_size_limit(), 2**31 - 1))  # chunks can pass the 128 KiB default
-    reader = csv.reader(io.StringIO(text, newline=""))
-    raws: list[Raw] = []
+    reader = csv.reader(lines)
     try:
         header = [name.strip() for name in next(reader, [])]
         doubled = sorted({name for name in header if header.count(name) > 1})
@@ -187,11 +191,10 @@ def _read_csv(text: str, problems: list[Problem]) -> list[Raw]:
                     name: _csv_cell(name, cells[i] if i < len(cells) else "", row, start, problems)
                     for i, name in enumerate(header)
                 }
-                raws.append(Raw(row, start, record))
+                yield Raw(row, start, record)
             start = reader.line_num + 1
     except csv.Error as e:
         raise _stop(f"not a valid CSV file: {e}", reader.line_num) from None
-    return raws
 
 
 def _csv_cell(name: str, cell: str, row: int, line: int, problems: list[Problem]) -> object:
@@ -231,6 +234,12 @@ def _read_parquet(file: Path) -> list[Raw]:
 
 
 def _read_hf_dataset(folder: Path) -> list[Raw]:
+    loaded = open_hf_dataset(folder)
+    return [] if loaded is None else [Raw(row, None, record) for row, record in enumerate(loaded.to_list(), 1)]
+
+
+def open_hf_dataset(folder: Path) -> Any:
+    """The saved Hugging Face dataset (memory-mapped, one split) in ``folder``; None for an empty DatasetDict."""
     if not any((folder / marker).exists() for marker in _HF_MARKERS):
         raise _stop(
             f"a folder, but no saved Hugging Face dataset (none of {', '.join(_HF_MARKERS)} in it); "
@@ -250,6 +259,6 @@ def _read_hf_dataset(folder: Path) -> list[Raw]:
                 f"pass the folder of one of them, e.g. {folder / splits[0]}"
             )
         if not splits:
-            return []
+            return None
         loaded = loaded[splits[0]]
-    return [Raw(row, None, record) for row, record in enumerate(loaded.to_list(), 1)]
+    return loaded

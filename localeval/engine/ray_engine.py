@@ -58,6 +58,10 @@ class Replica:
     def generate(self, requests: list[Request]) -> list[Result]:
         return self.engine.generate(requests)
 
+    def run(self, function: Callable[..., Any], *args: Any) -> Any:
+        """``function(self, *args)`` run in this replica, next to its engine (a bulk run scores chunks so)."""
+        return function(self, *args)
+
 
 def import_ray() -> Any:
     """The ray module, or an error that says how to install it."""
@@ -158,7 +162,7 @@ class RayEngine:
     def close(self) -> None:
         """Stop the replicas (the cluster itself is left running)."""
         for actor in self.actors:
-            self._ray.kill(actor)
+            self._ray.kill(actor)  # a replica may have died already: killing it again is harmless
         self.actors = []
 
     def _run(self, indices: list[int], requests: list[Request], deliver: Callable[[int, Result], None],

@@ -59,14 +59,21 @@ class Prompt(Generic[I, O]):
 
     def messages(self, inp: I, settings: Settings = DEFAULT_SETTINGS) -> tuple[tuple[str, str], ...]:
         """Chat messages: instruction, examples as turns, then this input."""
-        system = self.instruction.strip() + "\n\n" + _format_note(settings)
-        turns: list[tuple[str, str]] = [("system", system)]
-        examples = self.examples if settings.max_examples is None else self.examples[: settings.max_examples]
-        for ex_in, ex_out in examples:
-            turns.append(("user", render_input(ex_in)))
-            turns.append(("assistant", render_output(ex_out, settings)))
-        turns.append(("user", render_input(inp)))
-        return tuple(turns)
+        return (*self._shared_turns(settings), ("user", render_input(inp)))
+
+    def _shared_turns(self, settings: Settings) -> tuple[tuple[str, str], ...]:
+        """The instruction and the examples as turns, rendered once per settings (every ask repeats them)."""
+        rendered: dict[tuple[bool, int | None], tuple[tuple[str, str], ...]] = self.__dict__.setdefault("_turns", {})
+        key = (settings.reasons, settings.max_examples)
+        if key not in rendered:
+            system = self.instruction.strip() + "\n\n" + _format_note(settings)
+            turns: list[tuple[str, str]] = [("system", system)]
+            examples = self.examples if settings.max_examples is None else self.examples[: settings.max_examples]
+            for ex_in, ex_out in examples:
+                turns.append(("user", render_input(ex_in)))
+                turns.append(("assistant", render_output(ex_out, settings)))
+            rendered[key] = tuple(turns)
+        return rendered[key]
 
     def parse(self, text: str) -> O:
         """The judge's JSON answer as the output model (reasons may be absent)."""

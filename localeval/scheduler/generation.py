@@ -15,6 +15,11 @@ from localeval.scheduler.usage import Usage, charge_generation
 from localeval.store.cache import JudgeCache
 
 RETRY_FACTOR = 2  # a truncated answer is asked once more with at least this many times the token budget
+# Answers are committed ``commit_every`` at a time, but no more often than every COMMIT_SECONDS unless
+# COMMIT_MOST are waiting: a judge that takes a second an answer loses at most 16 to a kill, and a fast
+# one (scripted, a large vLLM batch) does not pay a transaction every 16 answers.
+COMMIT_SECONDS = 0.5
+COMMIT_MOST = 4096
 
 
 class Generation:
@@ -25,6 +30,7 @@ class Generation:
         self.cache = cache
         self.commit_every = commit_every
         self.calls = 0
+        self._committed = time.monotonic()
 
     def generate(self, todo: list[Pending], usage: dict[str, Usage], number: int,
                  shown: RunProgress) -> dict[str, Any]:
@@ -47,11 +53,14 @@ class Generation:
                 answer = answer_dict(result)
                 if storable(answer, final):
                     store.append((batch[i].key, answer))
-                if len(store) >= self.commit_every:
+                if len(store) >= self.commit_every and (
+                        len(store) >= COMMIT_MOST or time.monotonic() - self._committed >= COMMIT_SECONDS):
                     self.cache.put_answers(store)
                     store.clear()
+                    self._committed = time.monotonic()
 
-            shown.begin(number, [self.planned_work(r) for r in requests], retry=attempt == 2)
+            shown.begin(number, [self.planned_work(r) for r in requests] if shown.enabled else [],
+                        retry=attempt == 2)
             started = time.perf_counter()
             try:
                 results = self.split(requests, on_result)

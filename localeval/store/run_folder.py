@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -47,19 +47,50 @@ def write_atomic(path: Path, text: str) -> None:
 def write_scores(folder: Path, rows: Iterable[dict[str, Any]]) -> Path:
     """One JSON object per sample."""
     path = folder / SCORES
-    write_atomic(path, "".join(json.dumps(_clean(r), ensure_ascii=False) + "\n" for r in rows))
+    write_atomic(path, scores_text(rows))
     return path
+
+
+def scores_text(rows: Iterable[dict[str, Any]]) -> str:
+    """scores.jsonl lines of these rows."""
+    return "".join(json.dumps(_clean(r), ensure_ascii=False) + "\n" for r in rows)
 
 
 def write_samples(folder: Path, samples: Iterable[Any]) -> Path:
     """The samples as scored, so ``rescore`` can recompute without the original data file."""
     path = folder / SAMPLES
+    write_atomic(path, samples_text(samples))
+    return path
+
+
+def samples_text(samples: Iterable[Any]) -> str:
+    """samples.jsonl lines of these samples (empty fields and ``extra`` left out)."""
     rows = []
     for s in samples:
         row = {k: v for k, v in s.__dict__.items() if v is not None and k != "extra"}
         rows.append(json.dumps(_clean(row), ensure_ascii=False) + "\n")
-    write_atomic(path, "".join(rows))
-    return path
+    return "".join(rows)
+
+
+def result_rows(samples: Sequence[Any], metrics: Sequence[str], output: Any) -> list[dict[str, Any]]:
+    """scores.jsonl's rows: per sample its id, then per metric its value, NaN reason and trace."""
+    from localeval.nan import Nan
+
+    rows = []
+    for i, sample in enumerate(samples):
+        cells = {}
+        for name in metrics:
+            value = output.outcomes[name][i]
+            cells[name] = {
+                "value": None if isinstance(value, Nan) else value,
+                "nan_reason": value.reason if isinstance(value, Nan) else None,
+                "trace": output.traces[name][i],
+            }
+        row: dict[str, Any] = {"id": sample.id, "metrics": cells}
+        if sample.answerable is not None:
+            row["answerable"] = sample.answerable
+        rows.append(row)
+    return rows
 
 
 def write_summary(folder: Path, summary: dict[str, Any]) -> Path:

@@ -1,0 +1,168 @@
+"""A chunked run on disk: each finished chunk's rows appended to scores.jsonl, and a log of the finished chunks.
+
+``chunks.jsonl`` starts with the run's plan (what decides its scores, the chunk size and the data), then
+holds one line per finished chunk: its index, rows, cost, and the sizes scores.jsonl and samples.jsonl
+had once its rows were written (and synced). A chunk is finished once its line is there; a rerun with
+the same plan cuts both files back to the last finished chunk and goes on from the next one. Another
+plan starts over (the judge cache keeps every answer, so that costs no judge call already made).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from localeval.errors import LocalevalError
+from localeval.nan import Nan
+from localeval.steps import Outcome
+from localeval.store.run_folder import SAMPLES, SCORES
+
+CHUNKS = "chunks.jsonl"
+
+
+class ChunkLog:
+    """The finished chunks of one run folder, under one plan; ``append`` records the next one."""
+
+    def __init__(self, folder: str | Path, plan: Mapping[str, Any]) -> None:
+        self.folder = Path(folder)
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.path = self.folder / CHUNKS
+        self.plan = json.loads(json.dumps(dict(plan)))  # as it reads back
+        self.finished: list[dict[str, Any]] = self._resume()
+
+    @property
+    def next_chunk(self) -> int:
+        """The first unfinished chunk."""
+        return len(self.finished)
+
+    def _resume(self) -> list[dict[str, Any]]:
+        """The finished chunks of an earlier run of this plan, both files cut back to them; else a fresh log."""
+        records: list[dict[str, Any]] = []
+        lines = self.path.read_text(encoding="utf-8").split("\n") if self.path.exists() else []
+        if lines and _loads(lines[0]) == {"plan": self.plan}:
+            for line in lines[1:]:
+                record = _loads(line)
+                if not isinstance(record, dict) or record.get("chunk") != len(records):
+                    break  # a line cut short by a kill, and anything after it
+                records.append(record)
+        try:
+            if records:
+                last = records[-1]
+                _cut(self.folder / SCORES, int(last["scores_bytes"]))
+                _cut(self.folder / SAMPLES, int(last["samples_bytes"]))
+                self.path.write_text("".join(json.dumps(r) + "\n" for r in [{"plan": self.plan}, *records]),
+                                     encoding="utf-8")
+            else:
+                for name in (SCORES, SAMPLES):
+                    (self.folder / name).write_bytes(b"")
+                self.path.write_text(json.dumps({"plan": self.plan}) + "\n", encoding="utf-8")
+        except (OSError, KeyError, ValueError) as error:
+            raise LocalevalError(f"{self.path}: cannot resume the chunked run ({error}); "
+                                 f"delete {self.path} to start it over (the judge cache is kept)") from None
+        return records
+
+    def append(self, samples_text: str, scores_text: str, record: Mapping[str, Any]) -> None:
+        """Write a finished chunk: its samples, its score rows, then its line in the log (each synced)."""
+        sizes = {}
+        for name, text in ((SAMPLES, samples_text), (SCORES, scores_text)):
+            sizes[name] = _append(self.folder / name, text)
+        line = {"chunk": self.next_chunk, **record, "scores_bytes": sizes[SCORES], "samples_bytes": sizes[SAMPLES]}
+        _append(self.path, json.dumps(line) + "\n")
+        self.finished.append(line)
+
+
+def _loads(line: str) -> Any:
+    try:
+        return json.loads(line) if line.strip() else None
+    except json.JSONDecodeError:
+        return None
+
+
+def _cut(path: Path, size: int) -> None:
+    if not path.exists() or path.stat().st_size < size:
+        raise ValueError(f"{path.name} is shorter than its finished chunks")
+    with path.open("r+b") as handle:
+        handle.truncate(size)
+
+
+def _append(path: Path, text: str) -> int:
+    """Append ``text``, flushed and synced; the file's size after it."""
+    try:
+        with path.open("ab") as handle:
+            handle.write(text.encode("utf-8"))
+            handle.flush()
+            os.fsync(handle.fileno())
+            return handle.tell()
+    except OSError as error:
+        raise LocalevalError(
+            f"could not write {path}: {error.strerror or error}. The judge cache and the finished chunks are "
+            "intact; free some space and rerun the same command to go on from the first unfinished chunk."
+        ) from error
+
+
+def iter_score_rows(folder: str | Path) -> Iterator[dict[str, Any]]:
+    """The rows of scores.jsonl, read one at a time."""
+    path = Path(folder) / SCORES
+    with path.open(encoding="utf-8") as handle:
+        for line in handle:
+            if line.strip():
+                yield json.loads(line)
+
+
+class ScoresOnDisk:
+    """What a summary needs from scores.jsonl, read in one pass: per metric every value or Nan, in row order,
+    and the rows the strata need (unanswerable rows, and response relevancy's values)."""
+
+    def __init__(self, folder: str | Path, metrics: Sequence[str], relevancy: Sequence[str]) -> None:
+        self.outcomes: dict[str, list[Outcome]] = {m: [] for m in metrics}
+        self.strata_rows: list[dict[str, Any]] = []
+        self.count = 0
+        nans: dict[str, Nan] = {}
+        values: dict[float, float] = {}  # one object per distinct score: most scores repeat
+        for row in iter_score_rows(folder):
+            self.count += 1
+            for name in metrics:
+                cell = row["metrics"][name]
+                value = cell["value"]
+                if value is None:
+                    reason: Any = cell["nan_reason"] or "undefined"
+                    self.outcomes[name].append(nans.setdefault(reason, Nan(reason)))
+                else:
+                    self.outcomes[name].append(values.setdefault(value, float(value)))
+            unanswerable = row.get("answerable") is False
+            if relevancy or unanswerable:
+                kept = {m: {**row["metrics"][m], "trace": row["metrics"][m]["trace"] if unanswerable else {}}
+                        for m in relevancy}
+                self.strata_rows.append({"id": row["id"], "metrics": kept,
+                                         **({"answerable": row["answerable"]} if "answerable" in row else {})})
+
+    @classmethod
+    def from_log(cls, records: Sequence[Mapping[str, Any]], metrics: Sequence[str]) -> ScoresOnDisk | None:
+        """The same from the values chunks.jsonl keeps, where the strata need no row (no unanswerable sample);
+        None when they do, or a record predates the values."""
+        if any("values" not in r or r.get("unanswerable", 1) for r in records):
+            return None
+        disk = cls.__new__(cls)
+        disk.outcomes, disk.strata_rows, disk.count = {m: [] for m in metrics}, [], 0
+        nans: dict[str, Nan] = {}
+        for record in records:
+            disk.count += record["rows"]
+            for name in metrics:
+                disk.outcomes[name] += [nans.setdefault(v, Nan(v)) if isinstance(v, str) else v  # type: ignore[arg-type]
+                                        for v in record["values"][name]]
+        return disk
+
+    def strata(self) -> dict[str, Any]:
+        """summary.json's strata, as ``stratified_summary`` gives them for every row."""
+        from localeval.report.strata import stratified_summary
+
+        strata = stratified_summary(self.strata_rows)
+        if len(self.strata_rows) < self.count:  # rows left out are all answerable, with no relevancy metric
+            strata["answerable"]["n"] += self.count - len(self.strata_rows)
+        return strata
+
+
+__all__ = ["CHUNKS", "ChunkLog", "ScoresOnDisk", "iter_score_rows"]
