@@ -197,3 +197,24 @@ def test_format_table_widens_rather_than_cutting_a_long_name() -> None:
 def test_percent_never_rounds_to_zero_or_full() -> None:
     assert "<1%" in format_table([summarize("m", [Nan("truncated"), *[1.0] * 299])])
     assert ">99%" in format_table([summarize("m", [1.0, *[Nan("truncated")] * 299])])
+
+
+def test_a_large_sample_of_few_values_is_resampled_as_counts_with_the_same_interval() -> None:
+    import numpy as np
+
+    from localeval.report import aggregate
+
+    rng = np.random.default_rng(3)
+    values = rng.choice([0.0, 0.25, 0.5, 1.0], size=40_000, p=[0.2, 0.1, 0.3, 0.4])
+    low, high = aggregate.bootstrap_mean_ci(values)  # the counts path: 4 distinct values
+    by_index = aggregate.resampled(values.size, lambda d: values[d].mean(axis=1), resamples=2000, seed=0,
+                                   block_cells=4_000_000)
+    index_low, index_high = aggregate.percentile_interval(by_index, 0.95)
+    width = high - low
+    se = values.std() / np.sqrt(values.size)
+    assert abs(width - 2 * 1.96 * se) < 0.1 * width  # the normal interval's width, within Monte Carlo error
+    assert abs(low - index_low) < 0.1 * width and abs(high - index_high) < 0.1 * width
+    assert low < values.mean() < high
+    assert aggregate.bootstrap_mean_ci(values) == (low, high)  # seeded
+    many = rng.random(40_000)  # 40,000 distinct values: drawn by index as before
+    assert aggregate.bootstrap_mean_ci(many) != aggregate.bootstrap_mean_ci(many, seed=1)
