@@ -48,6 +48,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         "load_seconds": round(loaded - STARTED, 2), "scoring_seconds": round(scored - loaded, 2),
         "process_wall_seconds": round(scored - STARTED, 2),
         "engine_seconds": round(profile.get("generate_seconds", 0.0), 2),
+        "engine_profile": {k: round(v, 2) for k, v in sorted(profile.items())},
         "means": {k: v.get("mean") for k, v in result.summary_dict()["metrics"].items()},
     }
 
