@@ -50,3 +50,14 @@ def test_a_slot_takes_a_new_row_and_unused_columns_are_trimmed() -> None:
     layer.batch_select_indices(torch.tensor([1, 2]))
     assert layer.keys.shape[:3] == (2, 2, 3)
     assert _row(layer, 0, 3).tolist() == [200.0, 201.0, 1.0] and _row(layer, 1, 1).tolist() == [400.0]
+
+
+def test_slots_are_added_in_allocated_rows_without_moving_the_others() -> None:
+    layer = slot_layer()(4, slots=3)
+    layer.place(0, *_states(2, 100.0))
+    room = layer.key_room
+    layer.place(1, *_states(2, 200.0))
+    layer.place(2, *_states(1, 300.0))
+    assert layer.key_room is room and layer.keys.shape[:3] == (3, 2, 2)  # three slots, one allocation
+    assert [_row(layer, s, n).tolist() for s, n in [(0, 2), (1, 2), (2, 1)]] == [[100.0, 101.0], [200.0, 201.0],
+                                                                                [300.0]]

@@ -111,7 +111,8 @@ def decode_continuous(loaded: LoadedModel, grammar_backend: Any, rows: list[Row]
     stepper = Stepper(grammar, rows, generators, report, profile)
     table = SlotTable(batch_size, batch_tokens)
     cache = DynamicCache(config=loaded.model.config)
-    layers: list[Any] = [slot_layer()(max(r.max_tokens for r in rows)) for _ in cache.layers]
+    room, slots = max(r.max_tokens for r in rows), min(table.batch_size, len(queue))
+    layers: list[Any] = [slot_layer()(room, slots) for _ in cache.layers]
     cache.layers = layers
     lengths: list[int] = []  # per slot: the row's tokens in the cache
     admitted: list[int] = []
