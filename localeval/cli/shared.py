@@ -57,7 +57,7 @@ class Shared:
 
     def judge_options(self, seed: int) -> JudgeOptions:
         """How the judge is loaded and run."""
-        extra: dict[str, object] = {}
+        extra: dict[str, object] = {"dtype": self.dtype} if self.dtype != "auto" else {}
         if self.engine != "transformers":
             extra = {
                 "tensor_parallel_size": self.tensor_parallel_size,
@@ -118,7 +118,8 @@ ENGINE = (*options(
     ("tensor_parallel_size", int, "vllm: GPUs per engine, for a judge too big for one"),
     ("gpu_memory_utilization", float, "vllm: share of GPU memory vLLM may take"),
     ("max_model_len", int | None, "vllm: context window (default: the model's)"),
-    ("dtype", str, "vllm: weights dtype (auto, bfloat16, float16)"),
+    ("dtype", str, "weights dtype: auto (transformers on a CPU: float32; vllm: the model's), float32, bfloat16 "
+                   "(transformers: bf16 weights, attention in float32), float16"),
     ("quantization", str | None, "vllm: awq, gptq, fp8, ... (default: from the model folder)"),
 ), ("enforce_eager", Annotated[bool | None, typer.Option(
     "--enforce-eager/--compile",

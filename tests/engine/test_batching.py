@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from localeval.engine.transformers.batching import MIN_SHARED_PREFIX, common_prefix, plan_batches, split_rows
+from localeval.engine.transformers.batching import (
+    MIN_SHARED_PREFIX,
+    SlotTable,
+    common_prefix,
+    plan_batches,
+    split_rows,
+)
 
 LENGTHS = [100, 90, 40, 30, 20, 10]
 BUDGETS = [50, 50, 10, 10, 10, 10]
@@ -46,3 +52,63 @@ def test_a_short_shared_prefix_or_a_lone_ask_is_batched_by_length() -> None:
     assert plan_batches(ids, [5, 5, 5], 2, None, prefix_reuse=True) == [([2, 1], 0), ([0], 0)]
     assert plan_batches([[3] * 40], [5], 16, None, prefix_reuse=True) == [([0], 0)]
     assert plan_batches([], [], 16, None, prefix_reuse=True) == []
+
+
+def _simulate(answers: list[int], costs: list[int], batch_size: int, batch_tokens: int | None
+              ) -> tuple[list[int], list[int], list[list[int | None]]]:
+    """Run a queue through a SlotTable as the decode loop does: (busy rows per step, admission order, slots)."""
+    table = SlotTable(batch_size, batch_tokens)
+    queue = list(range(len(answers)))
+    left = list(answers)
+    busy: list[int] = []
+    admitted: list[int] = []
+    layouts: list[list[int | None]] = []
+    while True:
+        while queue and table.fits(costs[queue[0]]):
+            admitted.append(queue[0])
+            table.place(queue[0], costs[queue[0]])
+            queue.pop(0)
+        if not table.rows:
+            return busy, admitted, layouts
+        table.compact()
+        layouts.append(list(table.slots))
+        busy.append(len(table.rows))
+        for slot, row in enumerate(table.rows):
+            left[row] -= 1
+            if left[row] == 0:
+                table.free(slot)
+
+
+def test_steps_run_full_until_the_queue_is_empty() -> None:
+    answers = [5, 1, 3, 2, 8, 1, 1, 4, 2, 6]
+    busy, admitted, layouts = _simulate(answers, [10] * len(answers), 4, None)
+    assert admitted == list(range(len(answers)))  # the queue's order
+    assert sum(busy) == sum(answers)  # every answer token is one busy row of one step
+    last_admission = min(i for i, layout in enumerate(layouts) if 9 in layout)
+    assert all(b == 4 for b in busy[: last_admission + 1])  # full while rows still wait
+    assert busy[last_admission:] == sorted(busy[last_admission:], reverse=True)  # then it drains
+    # a fixed batch of 4 would run 8 + 4 + 6 = 18 steps for these answers; continuous batching needs fewer
+    assert len(busy) < 18
+
+
+def test_a_finished_row_s_slot_goes_to_the_next_waiting_row() -> None:
+    _, _, layouts = _simulate([1, 3, 1], [10] * 3, 2, None)
+    assert layouts == [[0, 1], [2, 1], [1]]  # row 2 takes slot 0; then the batch shrinks to row 1
+
+
+def test_the_token_budget_bounds_rows_times_the_largest_cost() -> None:
+    table = SlotTable(16, 300)
+    assert table.fits(1000)  # an empty table takes any row, however large
+    table.place(0, 100)
+    assert table.fits(150) and not table.fits(151)  # 2 x 150 = 300
+    table.place(1, 100)
+    assert table.fits(100) and not table.fits(101)  # 3 x 100 = 300
+    table.free(0)
+    assert table.slots == [None, 1] and table.rows == [1]
+    assert table.compact() == [1] and table.compact() is None
+    full = SlotTable(2, None)
+    full.place(0, 5)
+    full.place(1, 5)
+    assert not full.fits(1)
+    busy, admitted, _ = _simulate([2, 2, 2, 2], [100, 100, 200, 100], 16, 300)
+    assert busy == [2, 2, 1, 1, 1, 1] and admitted == [0, 1, 2, 3]  # the 200 waits; the queue keeps its order

@@ -120,7 +120,7 @@ def test_too_long_prompt_is_never_sent(judge_engine, monkeypatch):
     sent = []
     original = judge_engine._decode
     monkeypatch.setattr(judge_engine, "_decode",
-                        lambda rows, shared, finished: (sent.extend(rows), original(rows, shared, finished)))
+                        lambda rows, finished: (sent.extend(rows), original(rows, finished)))
     first, second = judge_engine.generate([long, short])
     assert first.choices[0].finish_reason == "context_too_long"
     assert (first.choices[0].text, first.choices[0].completion_tokens) == ("", 0)

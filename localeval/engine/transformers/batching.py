@@ -1,8 +1,10 @@
-"""Batches for the transformers engine, as a pure function of the rows' token ids and answer budgets.
+"""Batches and decode slots for the transformers engine, pure functions of token ids and answer budgets.
 
 Rows of one prompt share its instruction and examples: a batch of them is prefilled once for that
 shared prefix, then each row's own tail. Rows are sorted longest first so a batch wastes little on
 padding, and cut by row count and by a token budget of rows x (longest tail + longest answer budget).
+With continuous batching the plan is the queue's order, and a :class:`SlotTable` lets the next
+waiting row take the slot of one that finished, under the same two limits.
 """
 
 from __future__ import annotations
@@ -66,3 +68,56 @@ def plan_batches(ids: Sequence[list[int]], budgets: Sequence[int], batch_size: i
         batches += [(batch, shared) for batch in split_rows(lengths, budgets, group, shared, batch_size, batch_tokens)]
     batches += [(batch, 0) for batch in split_rows(lengths, budgets, rest, 0, batch_size, batch_tokens)]
     return batches
+
+
+class SlotTable:
+    """Which row holds each decode slot, and whether the next waiting row fits beside the others.
+
+    A row's cost is its prompt tail (after its shared prefix) plus its answer budget; the rows in
+    slots never exceed ``batch_size``, nor ``batch_tokens`` counted as rows x (largest cost).
+    """
+
+    def __init__(self, batch_size: int, batch_tokens: int | None) -> None:
+        self.batch_size = max(1, batch_size)
+        self.batch_tokens = batch_tokens
+        self.slots: list[int | None] = []  # the row in each slot; None: free until a row takes it
+        self.costs: dict[int, int] = {}
+
+    @property
+    def rows(self) -> list[int]:
+        """The rows in slots, in slot order."""
+        return [row for row in self.slots if row is not None]
+
+    def fits(self, cost: int) -> bool:
+        """Whether a row of ``cost`` may take a slot now; an empty table takes any row."""
+        busy = list(self.costs.values())
+        if not busy:
+            return True
+        if len(busy) >= self.batch_size:
+            return False
+        return self.batch_tokens is None or (len(busy) + 1) * max(cost, *busy) <= self.batch_tokens
+
+    def place(self, row: int, cost: int) -> int:
+        """The slot ``row`` takes: the first free one, else a new one after the last."""
+        self.costs[row] = cost
+        for slot, held in enumerate(self.slots):
+            if held is None:
+                self.slots[slot] = row
+                return slot
+        self.slots.append(row)
+        return len(self.slots) - 1
+
+    def free(self, slot: int) -> None:
+        """The row in ``slot`` has finished."""
+        row = self.slots[slot]
+        if row is not None:
+            del self.costs[row]
+        self.slots[slot] = None
+
+    def compact(self) -> list[int] | None:
+        """Drop the free slots; the old indices of the slots kept, or None when no slot was free."""
+        keep = [slot for slot, row in enumerate(self.slots) if row is not None]
+        if len(keep) == len(self.slots):
+            return None
+        self.slots = [self.slots[slot] for slot in keep]
+        return keep

@@ -1,4 +1,7 @@
-"""The decode loop: one batch, left padded, under each row's grammar, a row leaving as its JSON closes."""
+"""The decode loop of one fixed batch, left padded, under each row's grammar, a row leaving as its JSON closes.
+
+The engine uses it where continuous batching cannot (cache layers that are not plain, e.g. sliding windows).
+"""
 
 from __future__ import annotations
 
@@ -29,6 +32,7 @@ class Row:
     tokens: list[int] = field(default_factory=list)
     finish: FinishReason = "stop"
     cached: int = 0  # prompt tokens served from a shared prefix
+    shared: int = 0  # continuous batching: the prefix length this row shares with others of its prompt
 
 
 def decode_batch(loaded: LoadedModel, grammar_backend: Any, rows: list[Row], shared: int,

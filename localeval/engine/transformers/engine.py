@@ -1,8 +1,9 @@
-"""The judge on transformers: length-sorted batches decoded under each request's JSON-schema grammar.
+"""The judge on transformers: continuously batched rows decoded under each request's JSON-schema grammar.
 
-The decode loop is our own (KV cache with preallocated room, left padding, per-row grammar, per-row
-seeded sampling), so a row leaves the batch the moment its JSON is complete and the rest go on
-without it. Asks of one prompt share its instruction and examples: that prefix is computed once.
+The decode loop is our own (KV cache in decode slots, left padding, per-row grammar, per-row seeded
+sampling): a row leaves the batch the moment its JSON is complete and the next waiting ask takes its
+slot, so steps run full until the queue is empty. Asks of one prompt share its instruction and
+examples: that prefix is computed once.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from localeval.engine.base import Choice, Request, Result
 from localeval.engine.grammar import make_backend, schema_text
 from localeval.engine.transformers.batching import plan_batches
+from localeval.engine.transformers.continuous import decode_continuous
 from localeval.engine.transformers.decode import Row, decode_batch
 from localeval.engine.transformers.kv_cache import PrefixCache
 from localeval.engine.transformers.loading import load_model
@@ -31,7 +33,10 @@ class TransformersEngine:
 
     Batches hold at most ``batch_size`` rows and, when ``batch_tokens`` is set, at most that many
     tokens counted as rows x (longest prompt tail + longest answer budget): short asks travel
-    together in large batches, long ones in small batches that waste little on padding.
+    together in large batches, long ones in small batches that waste little on padding. Rows are
+    queued in that plan's order and batched continuously: as one finishes, the next waiting row
+    that fits both limits takes its slot (models whose cache layers are not plain, e.g. sliding
+    windows, decode the plan's batches one after another instead).
     ``prefix_reuse=False`` prefills every prompt in full (for comparison; same answers).
     ``max_new_tokens`` replaces every request's ``max_tokens`` when set. ``threads`` sets torch's
     (process-wide) thread count; unset, torch keeps one per core when OpenMP threads wait passively
@@ -40,8 +45,9 @@ class TransformersEngine:
 
     ``profile`` adds up, over the engine's life, the seconds spent in each part of the work (prefill
     of shared prefixes and of each ask's own tokens, decode steps, grammar masking) and the token
-    counts; with ``record=True`` every decoded batch is kept in ``batches`` (prompt and answer
-    tokens), so a benchmark can time the model's bare forward passes over the same tokens.
+    counts (``decode_tokens / decode_steps``: busy rows per step); with ``record=True`` the decoded
+    rows are kept in ``batches`` (prompt and answer tokens; in admission order, ``batch_size`` at a
+    time), so a benchmark can time the model's bare forward passes over the same tokens.
     """
 
     def __init__(
@@ -126,10 +132,7 @@ class TransformersEngine:
             if waiting[row.request] == 0:
                 done(row.request, self._result(requests[row.request], by_request[row.request]))
 
-        for batch, shared in self._batches(rows):
-            self._decode(batch, shared, finished)
-            if self.record:
-                self.batches.append([(tuple(r.ids), tuple(r.tokens)) for r in batch])
+        self._decode(rows, finished)
         self.profile["generate_seconds"] += time.perf_counter() - started
         return [r for r in results if r is not None]
 
@@ -139,9 +142,26 @@ class TransformersEngine:
                             self.batch_tokens, self.prefix_reuse and self.loaded.plain_layers)
         return [([rows[k] for k in batch], shared) for batch, shared in plan]
 
-    def _decode(self, rows: list[Row], shared: int = 0, finished: Callable[[Row], None] | None = None) -> None:
-        """Decode one batch in place under this engine's grammar; ``finished(row)`` as each row completes."""
-        decode_batch(self.loaded, self.grammar, rows, shared, self.prefixes, self.profile, finished)
+    def _decode(self, rows: list[Row], finished: Callable[[Row], None] | None = None) -> None:
+        """Decode ``rows`` in place under this engine's grammar; ``finished(row)`` as each row completes."""
+        plan = self._batches(rows)
+        if not self.loaded.plain_layers:
+            for batch, shared in plan:
+                decode_batch(self.loaded, self.grammar, batch, shared, self.prefixes, self.profile, finished)
+                self._record(batch)
+            return
+        queue = [row for batch, _ in plan for row in batch]
+        for batch, shared in plan:
+            for row in batch:
+                row.shared = shared
+        order = decode_continuous(self.loaded, self.grammar, queue, self.batch_size, self.batch_tokens,
+                                  self.prefixes, self.profile, finished)
+        for start in range(0, len(order), self.batch_size):
+            self._record([queue[k] for k in order[start : start + self.batch_size]])
+
+    def _record(self, rows: list[Row]) -> None:
+        if self.record:
+            self.batches.append([(tuple(r.ids), tuple(r.tokens)) for r in rows])
 
     def _forward(self, ids: torch.Tensor, mask: torch.Tensor, positions: torch.Tensor, cache: Any) -> torch.Tensor:
         """Logits of the last position of every row, float32 (for benchmarks timing bare passes)."""

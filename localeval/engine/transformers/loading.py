@@ -8,11 +8,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from localeval.cpu_threads import default_threads
+from localeval.engine.transformers.attention import register_float32_attention
 from localeval.errors import LocalevalError
 from localeval.model_folders import check_model_folder, set_offline
 
 if TYPE_CHECKING:
     import torch
+
+DTYPES = ("auto", "float32", "bfloat16", "float16")  # bfloat16: bf16 weights, attention in float32
 
 
 @dataclass
@@ -46,6 +49,9 @@ class LoadedModel:
 def load_model(model_dir: Path, *, threads: int | None, device: str, trust_remote_code: bool,
                dtype: Any) -> LoadedModel:
     """The model in ``model_dir`` (checked first, loaded offline) on ``device``; ``threads`` sets torch's."""
+    if isinstance(dtype, str) and dtype not in DTYPES:
+        raise LocalevalError(f"the transformers engine does not take --dtype {dtype!r}; "
+                             f"use one of {', '.join(DTYPES)}")
     check_model_folder(model_dir, "judge")  # a clear error before transformers sees the folder
     set_offline()
     if threads is None and str(device).startswith("cpu"):
@@ -61,6 +67,8 @@ def load_model(model_dir: Path, *, threads: int | None, device: str, trust_remot
         dtype = torch.float32 if where.type == "cpu" else "auto"
     elif isinstance(dtype, str) and dtype != "auto":
         dtype = getattr(torch, dtype)
+    # bfloat16 weights make the linear layers fast; attention in bfloat16 is slow on a CPU and less exact
+    attention = {"attn_implementation": register_float32_attention()} if dtype is torch.bfloat16 else {}
     tokenizer = AutoTokenizer.from_pretrained(model_dir, local_files_only=True, trust_remote_code=trust_remote_code)
     if not tokenizer.chat_template:
         raise LocalevalError(
@@ -73,6 +81,7 @@ def load_model(model_dir: Path, *, threads: int | None, device: str, trust_remot
         trust_remote_code=trust_remote_code,
         dtype=dtype,
         device_map=str(where),
+        **attention,
     )
     model.eval()
     config = model.config

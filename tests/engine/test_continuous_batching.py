@@ -1,0 +1,83 @@
+"""Continuous batching on the bundled judge: the same answers as batches of one, with fuller steps."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import pytest
+
+from localeval.engine.base import Request
+
+pytestmark = pytest.mark.model
+
+DEMO = Path(__file__).resolve().parents[2] / "examples" / "rag_demo.jsonl"
+
+
+def _first_asks(metric: str, count: int) -> list[Request]:
+    """The first ``count`` asks a metric makes on the demo data, rendered as the scheduler sends them."""
+    from localeval.data import load_samples
+    from localeval.metrics.registry import parse_metrics
+    from localeval.scheduler import Scheduler
+
+    render = Scheduler(None, progress=False)
+    (spec,) = parse_metrics(metric)
+    asks: list[Request] = []
+    for sample in load_samples(DEMO):
+        first = next(spec.steps(sample, {}))
+        asks += [render.requests.request(ask) for ask in (first if isinstance(first, list) else [first])]
+    return asks[:count]
+
+
+def _nli_asks() -> list[Request]:
+    """NLI asks over one and three statements (the second step of faithfulness, built directly)."""
+    from localeval.prompts import NLI, NLIInput, Settings
+
+    context = "The Eiffel Tower is in Paris. It was completed in 1889. Paris is the capital of France."
+    inputs = [NLIInput(context=context, statements=["The tower is in Paris."]),
+              NLIInput(context=context, statements=["It was built in 1920.", "Paris is in France.",
+                                                    "The tower was completed in 1889."])]
+    settings = Settings()
+    return [Request(messages=NLI.messages(i, settings), schema=NLI.schema(i, settings),
+                    max_tokens=NLI.max_tokens(i, settings), label=NLI.name) for i in inputs]
+
+
+@pytest.fixture(scope="module")
+def asks() -> list[Request]:
+    """13 asks of six prompts: lengths from about 200 to 450 tokens, budgets from 20 to 391 tokens,
+    one cut short by its budget, and seeded samples (response relevancy's questions, n = 3)."""
+    attribution = _first_asks("context_recall", 2)
+    out = [*_first_asks("faithfulness", 2), *_first_asks("context_precision", 3),
+           *_first_asks("answer_relevancy", 2), attribution[0],
+           dataclasses.replace(attribution[1], max_tokens=20), *_first_asks("factual_correctness", 2),
+           *_nli_asks()]
+    assert len({a.label for a in out}) == 6 and any(a.temperature > 0 and a.n == 3 for a in out)
+    return out
+
+
+def _answers(results) -> list[list[tuple[str, str, int]]]:
+    return [[(c.text, c.finish_reason, c.completion_tokens) for c in r.choices] for r in results]
+
+
+def test_continuous_batches_answer_as_batches_of_one(judge_engine, asks, monkeypatch):
+    monkeypatch.setattr(judge_engine, "batch_size", 4)
+    before = dict(judge_engine.profile)
+    reported: dict[int, object] = {}
+    batched = judge_engine.generate(asks, on_result=lambda i, r: reported.setdefault(i, r))
+    steps = judge_engine.profile["decode_steps"] - before.get("decode_steps", 0)
+    rows = judge_engine.profile["decode_tokens"] - before.get("decode_tokens", 0)
+    monkeypatch.setattr(judge_engine, "batch_size", 1)
+    alone = judge_engine.generate(asks)
+    assert _answers(batched) == _answers(alone)
+    assert sorted(reported) == list(range(len(asks))) and all(reported[i] is r for i, r in enumerate(batched))
+    finishes = [c.finish_reason for r in batched for c in r.choices]
+    assert finishes.count("length") == 1 and finishes.count("stop") == len(finishes) - 1
+    for choice in (c for r in batched for c in r.choices if c.finish_reason == "stop"):
+        json.loads(choice.text)
+    sampled = [r for a, r in zip(asks, batched, strict=True) if a.temperature > 0]
+    assert all(len({c.text for c in r.choices}) > 1 for r in sampled)  # n seeded samples, not one answer
+    # 19 rows (6 of them samples) in 4 slots: every step is full while rows wait, so the steps are at most
+    # the full ones (rows / 4) plus the drain after the last admission (at most the longest answer)
+    longest = max(c.completion_tokens for r in batched for c in r.choices)
+    assert steps <= rows / 4 + longest
