@@ -6,7 +6,7 @@ import contextlib
 import platform
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -17,7 +17,7 @@ from localeval.metrics.registry import MetricSpec, parse_metrics
 from localeval.model_folders import resolve_model
 from localeval.nan import Nan
 from localeval.prompts.base import Settings
-from localeval.report.aggregate import MetricSummary, format_table, summarize
+from localeval.report.aggregate import MetricSummary, format_table, soft_scores, summarize
 from localeval.report.plain import plain_table, plain_text
 from localeval.report.strata import stratified_summary
 from localeval.scheduler import RunOutput, Usage, total_usage
@@ -106,7 +106,8 @@ class EvaluationResult:
 
     def summary(self) -> dict[str, MetricSummary]:
         """Per metric: mean over valid samples, NaN share and reasons, interval, bootstrap CI."""
-        return {name: summarize(name, self.output.outcomes[name]) for name in self.metric_names}
+        return {name: summarize(name, self.output.outcomes[name], soft_scores(self.output.traces[name]))
+                for name in self.metric_names}
 
     def usage(self) -> dict[str, Usage]:
         return self.output.usage
@@ -204,6 +205,7 @@ def evaluate(
     on_missing: str = "error",
     report: bool = True,
     long_context: str = "skip",
+    soft: bool | None = None,
 ) -> EvaluationResult:
     """Score samples with the chosen metrics (default: the six LLM metrics).
 
@@ -212,8 +214,12 @@ def evaluate(
     ``cache``: True (the run folder's ``judge.sqlite``, when ``out`` is given), False, or a path
     to a cache shared between runs. Bad samples raise DataError before any model is loaded;
     with ``on_missing="nan"`` a sample lacking a field a metric needs scores ``Nan("missing_field")``
-    for that metric instead, and the other metrics and samples are scored as usual.
+    for that metric instead, and the other metrics and samples are scored as usual. ``soft=True``
+    (or ``Settings(soft=True)``): also record p(1) at every 0/1 verdict and give each verdict metric a soft
+    score (the trace's ``soft_score``, the summary's ``soft_mean``).
     """
+    if soft is not None:
+        settings = replace(settings or Settings(), soft=soft)
     config = build_config(metrics, judge, embedder, settings=settings, seed=seed, long_context=long_context,
                           on_missing=on_missing, judge_options=judge_options)
     return evaluate_run(samples, config, judge=model_object(judge), embedder=model_object(embedder), out=out,

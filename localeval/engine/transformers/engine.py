@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from localeval.engine.base import Choice, Request, Result
 from localeval.engine.grammar import make_backend, schema_text
+from localeval.engine.soft import LeadTable
 from localeval.engine.transformers.batching import plan_batches
 from localeval.engine.transformers.decode import Row, decode_batch
 from localeval.engine.transformers.kv_cache import PrefixCache
@@ -115,7 +116,7 @@ class TransformersEngine:
                 continue
             schema = schema_text(req.schema)
             for k in range(req.n if req.temperature > 0 else 1):
-                rows.append(Row(i, ids, schema, budget, req.temperature, req.seed + k))
+                rows.append(Row(i, ids, schema, budget, req.temperature, req.seed + k, soft=req.soft))
         by_request: dict[int, list[Row]] = {}
         for row in rows:
             by_request.setdefault(row.request, []).append(row)
@@ -141,7 +142,14 @@ class TransformersEngine:
 
     def _decode(self, rows: list[Row], shared: int = 0, finished: Callable[[Row], None] | None = None) -> None:
         """Decode one batch in place under this engine's grammar; ``finished(row)`` as each row completes."""
-        decode_batch(self.loaded, self.grammar, rows, shared, self.prefixes, self.profile, finished)
+        leads = self.leads if any(r.soft for r in rows) else None
+        decode_batch(self.loaded, self.grammar, rows, shared, self.prefixes, self.profile, finished, leads)
+
+    @functools.cached_property
+    def leads(self) -> LeadTable:
+        """Which tokens of the vocabulary start with "0" or "1" (built on the first soft ask)."""
+        texts = self.tokenizer.batch_decode([[i] for i in range(self.vocab_size)], skip_special_tokens=False)
+        return LeadTable.from_texts([str(t) for t in texts], (self.vocab_size + 31) // 32)
 
     def _forward(self, ids: torch.Tensor, mask: torch.Tensor, positions: torch.Tensor, cache: Any) -> torch.Tensor:
         """Logits of the last position of every row, float32 (for benchmarks timing bare passes)."""
@@ -156,4 +164,4 @@ class TransformersEngine:
 
     def _choice(self, row: Row) -> Choice:
         text = self.tokenizer.decode(row.tokens, skip_special_tokens=True)
-        return Choice(str(text), len(row.tokens), row.finish)
+        return Choice(str(text), len(row.tokens), row.finish, tuple(row.probs) if row.soft else None)
