@@ -8,7 +8,8 @@ logits at temperature 1 (the model's own distribution, whatever the sampling tem
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -19,8 +20,7 @@ OTHER, ZERO, ONE = -1, 0, 1
 
 def token_leads(texts: Sequence[str]) -> torch.Tensor:
     """Per token id: ZERO where its text starts with "0", ONE with "1", else OTHER (int8)."""
-    return torch.tensor([ZERO if t.startswith("0") else ONE if t.startswith("1") else OTHER for t in texts],
-                        dtype=torch.int8)
+    return torch.tensor([lead_of(t) for t in texts], dtype=torch.int8)
 
 
 def _packed(flags: torch.Tensor, words: int) -> torch.Tensor:
@@ -89,3 +89,34 @@ def note_p1(table: LeadTable, logits: torch.Tensor, bitmask: torch.Tensor, rows:
     for k, row in enumerate(rows):
         if row.soft and (p := binary_p1(logits[k], bitmask[k], table)) is not None:
             row.probs.append(p)
+
+
+# vLLM returns the top-k log-probabilities at each step, taken after the grammar's mask (its V1 model
+# runner masks the logits before the sampler, whose default "raw_logprobs" are read from them): at a
+# binary decision every allowed token is among them, and together they hold all the mass.
+TOP_LOGPROBS = 20  # vLLM's default cap (max_logprobs)
+WHOLE_MASS = 1e-3  # how far the returned 0/1 tokens' mass may fall short of 1 at a binary decision
+
+
+def p1_from_logprobs(steps: Sequence[Mapping[int, float]], lead: Callable[[int], int]) -> tuple[float, ...]:
+    """p(1) at each binary decision of an answer from each step's top log-probabilities (token id -> logprob).
+
+    A step is a binary decision when its tokens with any probability all start with "0" or "1" (``lead``:
+    ZERO, ONE or OTHER of a token id), both kinds are there, and they hold the whole mass (none left
+    outside the top k); p(1) is renormalised over them.
+    """
+    probs: list[float] = []
+    for step in steps:
+        mass = {ZERO: 0.0, ONE: 0.0, OTHER: 0.0}
+        for token, logprob in step.items():
+            if logprob > float("-inf"):
+                mass[lead(token)] += math.exp(logprob)
+        both = mass[ZERO] + mass[ONE]
+        if mass[OTHER] == 0 and mass[ZERO] > 0 and mass[ONE] > 0 and both >= 1 - WHOLE_MASS:
+            probs.append(mass[ONE] / both)
+    return tuple(probs)
+
+
+def lead_of(text: str) -> int:
+    """ZERO, ONE or OTHER: how a token's text starts."""
+    return ZERO if text.startswith("0") else ONE if text.startswith("1") else OTHER
