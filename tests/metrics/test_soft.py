@@ -179,3 +179,21 @@ def test_the_settings_carry_soft_into_the_request() -> None:
     old = JudgeCache.key("answer", "no-engine", *(getattr(hard.request(ask), f) for f in
                                                   ("messages", "schema", "temperature", "n", "seed")))
     assert hard.key(hard.request(ask)) == old  # hard keys are what they were before soft verdicts
+
+
+def test_a_rescore_of_a_soft_run_gets_the_soft_scores_from_the_cache(tmp_path: Path) -> None:
+    import json
+
+    from localeval.rescore import rescore
+
+    run = tmp_path / "run"
+    first = evaluate([SAMPLE], ["faithfulness", "context_recall"], judge=ScriptedEngine(script), soft=True,
+                     out=run, progress=False, report=True)
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["metrics"]["faithfulness"]["soft_mean"] == pytest.approx(0.55)
+    assert summary["run"]["config"]["settings"]["soft"] is True
+    assert "soft 0.550" in (run / "report.html").read_text()
+    again = rescore(run)
+    assert again.info["rescore_misses"] == 0
+    for name in ("faithfulness", "context_recall"):
+        assert again.summary()[name].soft_mean == first.summary()[name].soft_mean is not None
