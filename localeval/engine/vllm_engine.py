@@ -134,6 +134,7 @@ class VLLMEngine:
         self.cached_prompt_tokens = 0
         self._count = functools.lru_cache(maxsize=8192)(self._count_uncached)
         self._overhead = functools.lru_cache(maxsize=64)(self._overhead_uncached)
+        self._lead = functools.lru_cache(maxsize=None)(self._lead_uncached)  # a token's text never changes
 
     @functools.cached_property
     def fingerprint(self) -> str:
@@ -204,8 +205,7 @@ class VLLMEngine:
             kwargs["logprobs"] = TOP_LOGPROBS
         return self._sampling_params(**kwargs)
 
-    @functools.cache  # noqa: B019 (one engine per process; a token's text never changes)
-    def _lead(self, token: int) -> int:
+    def _lead_uncached(self, token: int) -> int:
         """Whether a token's text starts with "0", "1" or anything else (engine.soft's ZERO, ONE, OTHER)."""
         return lead_of(str(self.tokenizer.decode([token])))
 
