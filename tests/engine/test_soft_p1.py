@@ -104,3 +104,37 @@ def test_the_bundled_judge_records_p1_at_every_verdict(judge_engine, monkeypatch
     hard = judge_engine.generate([Request(**{**r.__dict__, "soft": False}) for r in REQUESTS])
     assert [h.choices[0].text for h in hard] == [r.choices[0].text for r in results]
     assert all(h.choices[0].verdict_probs is None for h in hard)
+
+
+@pytest.mark.model
+def test_every_verdict_of_the_real_prompts_gets_its_p1(judge_engine) -> None:
+    from pathlib import Path
+
+    from localeval.api import as_samples
+    from localeval.embed import HashEmbedder
+    from localeval.metrics.registry import parse_metrics
+    from localeval.prompts.base import Settings
+    from localeval.scheduler import Scheduler
+
+    seen: list[tuple[Request, object]] = []
+
+    class Recording:
+        fingerprint, context_window = judge_engine.fingerprint, judge_engine.context_window
+        count_prompt_tokens = staticmethod(judge_engine.count_prompt_tokens)
+
+        def generate(self, requests, on_result=None):
+            results = judge_engine.generate(requests, on_result)
+            seen.extend(zip(requests, results, strict=True))
+            return results
+
+    demo = as_samples(Path(__file__).resolve().parents[2] / "examples" / "rag_demo.jsonl")[:2]
+    metrics = parse_metrics(["faithfulness", "context_recall", "answer_relevancy"])
+    out = Scheduler(Recording(), HashEmbedder(), settings=Settings(soft=True), progress=False).run(demo, metrics)
+    counted = 0
+    for request, result in seen:
+        for choice in result.choices:  # type: ignore[attr-defined]
+            paths = binary_paths(json.loads(choice.text), request.schema)
+            assert choice.verdict_probs is not None and len(choice.verdict_probs) == len(paths)
+            counted += len(paths)
+    assert counted > 0
+    assert all("soft_score" in t for t in out.traces["faithfulness"] if t.get("verdicts"))
