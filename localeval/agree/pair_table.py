@@ -95,6 +95,6 @@ def format_pairs_report(report: PairsReport) -> str:
             ci = f"[{interval[0]:.2f}, {interval[1]:.2f}]" if interval else "-"
             lines.append(f"{f.file}: soft verdicts (p(1) in place of 0/1): accuracy {num(c.accuracy, 0)} {ci}, "
                          f"win {c.wins}, loss {c.losses}, tie {c.ties}, NaN {c.nan_pairs} "
-                         f"(hard: {num(f.accuracy, 0)}, {f.count.ties} ties)")
+                         f"(hard: accuracy {num(f.accuracy, 0)}, tie {f.count.ties})")
     lines.append(f"total {report.wall_seconds:.1f} s")
     return "\n".join(lines)
