@@ -36,6 +36,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--merge-nli", action="store_true",
                         help="ff.csv: one NLI ask per pair for both answers' statements (noise sensitivity's layout)")
     parser.add_argument("--cache", default=None, help="SQLite file of judge answers to reuse")
+    parser.add_argument("--soft", action="store_true",
+                        help="also record p(1) at each verdict and report agreement on the soft scores too")
     add_judge_arguments(parser)
     parser.add_argument("--out", default=str(RESULTS / "agreement.json"))
     args = parser.parse_args(argv)
@@ -48,13 +50,13 @@ def main(argv: list[str] | None = None) -> int:
     machine = describe_machine()
     judge, embedder, options = localeval_models(args)
     settings = Settings(reasons=not args.no_reasons, max_examples=args.max_examples, votes=args.votes,
-                        temperature=args.temperature)
+                        temperature=args.temperature, soft=args.soft)
     files = args.files.split(",")
     header = {
         "command": "python benchmarks/agreement.py " + " ".join(sys.argv[1:] if argv is None else argv),
         "label": args.label, "machine": machine, "engine": args.engine,
         "settings": {"reasons": settings.reasons, "max_examples": settings.max_examples, "votes": settings.votes,
-                     "temperature": settings.temperature if settings.votes > 1 else 0.0},
+                     "temperature": settings.temperature if settings.votes > 1 else 0.0, "soft": settings.soft},
     }
 
     def save(report: PairsReport, partial: bool) -> Path:

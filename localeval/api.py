@@ -6,7 +6,7 @@ import contextlib
 import platform
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -17,7 +17,7 @@ from localeval.metrics.registry import MetricSpec, parse_metrics
 from localeval.model_folders import resolve_model
 from localeval.nan import Nan
 from localeval.prompts.base import Settings
-from localeval.report.aggregate import MetricSummary, format_table, summarize
+from localeval.report.aggregate import MetricSummary, format_table, soft_scores, summarize
 from localeval.report.plain import plain_table, plain_text
 from localeval.report.strata import stratified_summary
 from localeval.scheduler import RunOutput, Usage, total_usage
@@ -34,7 +34,6 @@ if TYPE_CHECKING:
 def load_judge(judge: str | Path | None, options: JudgeOptions | None = None) -> JudgeEngine:
     """A judge engine from a local model folder (None: the bundled default)."""
     from localeval.engine.build import build_engine
-    from localeval.model_folders import resolve_model
 
     options = options or JudgeOptions()
     return build_engine(
@@ -48,7 +47,6 @@ def load_judge(judge: str | Path | None, options: JudgeOptions | None = None) ->
 def load_embedder(embedder: str | Path | None) -> Any:
     """A sentence-transformers embedder from a local folder (None: the bundled default)."""
     from localeval.embed import SentenceTransformerEmbedder
-    from localeval.model_folders import resolve_model
 
     return SentenceTransformerEmbedder(resolve_model(embedder, "embedder"))
 
@@ -70,11 +68,7 @@ def as_samples(
 
 def check_samples(samples: Sequence[Sample], specs: Sequence[MetricSpec]) -> None:
     """Raise DataError naming every row and field a chosen metric needs but lacks."""
-    validate(
-        samples,
-        {s.name: s.definition.required for s in specs},
-        {s.name: s.definition.nonempty for s in specs},
-    )
+    validate(samples, {s.name: s.definition.required for s in specs}, {s.name: s.definition.nonempty for s in specs})
 
 
 @dataclass
@@ -96,7 +90,8 @@ class EvaluationResult:
 
     def summary(self) -> dict[str, MetricSummary]:
         """Per metric: mean over valid samples, NaN share and reasons, interval, bootstrap CI."""
-        return {name: summarize(name, self.output.outcomes[name]) for name in self.metric_names}
+        return {name: summarize(name, self.output.outcomes[name], soft_scores(self.output.traces[name]))
+                for name in self.metric_names}
 
     def usage(self) -> dict[str, Usage]:
         return self.output.usage
@@ -190,6 +185,7 @@ def evaluate(
     report: bool = True,
     long_context: str = "skip",
     chunk_size: int | None = None,
+    soft: bool | None = None,
 ) -> EvaluationResult:
     """Score samples with the chosen metrics (default: the six LLM metrics).
 
@@ -199,8 +195,12 @@ def evaluate(
     to a cache shared between runs. Bad samples raise DataError before any model is loaded;
     with ``on_missing="nan"`` a sample lacking a field a metric needs scores ``Nan("missing_field")``
     for that metric instead, and the other metrics and samples are scored as usual. ``chunk_size``: samples
-    scored and written to ``out`` at a time (default: the engine's; README: Bulk runs).
+    scored and written to ``out`` at a time (default: the engine's; README: Bulk runs). ``soft=True``
+    (or ``Settings(soft=True)``): also record p(1) at every 0/1 verdict and give each verdict metric a soft
+    score (the trace's ``soft_score``, the summary's ``soft_mean``).
     """
+    if soft is not None:
+        settings = replace(settings or Settings(), soft=soft)
     config = build_config(metrics, judge, embedder, settings=settings, seed=seed, long_context=long_context,
                           on_missing=on_missing, judge_options=judge_options, chunk_size=chunk_size)
     return evaluate_run(samples, config, judge=model_object(judge), embedder=model_object(embedder), out=out,

@@ -36,6 +36,11 @@ def _mean(values: list[float | None]) -> float | None:
     return sum(valid) / len(valid) if valid else None
 
 
+def _soft(outcomes: Sequence[Any], traces: Sequence[dict[str, Any]]) -> list[float | None]:
+    """Each score's soft twin from its trace; None (a NaN pair) where the score is NaN or has none."""
+    return [None if score_value(o) is None else t.get("soft_score") for o, t in zip(outcomes, traces, strict=True)]
+
+
 def run_pairs(
     folder: str | Path | None = None,
     judge: str | Path | JudgeEngine | None = None,
@@ -87,7 +92,8 @@ def run_pairs(
             folder=str(base), judge=getattr(engine, "fingerprint", None), files=list(results),
             settings={"reasons": settings.reasons, "max_examples": settings.max_examples, "votes": settings.votes,
                       "temperature": settings.temperature if settings.votes > 1 else 0.0, "limit": limit,
-                      "offset": offset, "chunk_sentences": chunk_sentences, "seed": seed, "merge_nli": merge_nli},
+                      "offset": offset, "chunk_sentences": chunk_sentences, "seed": seed, "merge_nli": merge_nli,
+                      **({"soft": True} if settings.soft else {})},
             wall_seconds=time.perf_counter() - started,
         )
 
@@ -106,11 +112,13 @@ def run_pairs(
                 good, bad = [g for g, _ in pairs_out], [b for _, b in pairs_out]
                 outcomes = [*good, *bad]
                 usage, wall = total_usage(usages), time.perf_counter() - file_started
+                soft = None  # the merged asks keep no traces: no soft scores
             else:
                 output = scheduler.run(pair_samples(kind, pairs, chunk_sentences), [spec])
                 outcomes = output.outcomes[spec.name]
                 good, bad = outcomes[0::2], outcomes[1::2]
                 usage, wall = total_usage(output.usage), output.wall_seconds
+                soft = _soft(outcomes, output.traces[spec.name]) if settings.soft else None
             results.append(FileAgreement(
                 file=f"{kind}.csv", metric=metric, count=count_pairs(good, bad), paper=PAPER.get(metric),
                 nan_reasons=dict(Counter(v.reason for v in outcomes if isinstance(v, Nan))),
@@ -118,6 +126,8 @@ def run_pairs(
                 judge_calls=usage.judge_calls, completion_tokens=usage.completion_tokens,
                 engine_seconds=usage.engine_seconds, wall_seconds=wall,
                 scores=[(score_value(g), score_value(b)) for g, b in zip(good, bad, strict=True)],
+                soft_count=count_pairs(soft[0::2], soft[1::2]) if soft is not None else None,
+                soft_scores=list(zip(soft[0::2], soft[1::2], strict=True)) if soft is not None else None,
             ))
             if on_file is not None:
                 on_file(report())

@@ -28,6 +28,9 @@ class FileAgreement:
     engine_seconds: float
     wall_seconds: float
     scores: list[tuple[float | None, float | None]] = field(repr=False)  # (better, worse) per pair
+    # Soft verdicts (--soft): the same pairs on the soft scores of the same answers (a missing one is NaN).
+    soft_count: PairCount | None = None
+    soft_scores: list[tuple[float | None, float | None]] | None = field(default=None, repr=False)
 
     @property
     def accuracy(self) -> float:
@@ -39,6 +42,9 @@ class FileAgreement:
         out.update(accuracy=self.accuracy, accuracy_ci95=list(interval) if interval else None,
                    pairs=self.count.pairs, wall_seconds=round(self.wall_seconds, 3),
                    engine_seconds=round(self.engine_seconds, 3))
+        if self.soft_count is not None:
+            soft = self.soft_count.interval()
+            out.update(soft_accuracy=self.soft_count.accuracy, soft_accuracy_ci95=list(soft) if soft else None)
         return out
 
 
@@ -83,5 +89,12 @@ def format_pairs_report(report: PairsReport) -> str:
         if f.nan_reasons:
             reasons = ", ".join(f"{k} {v}" for k, v in sorted(f.nan_reasons.items()))
             lines.append(f"{f.file}: {sum(f.nan_reasons.values())} NaN score(s): {reasons}")
+    for f in report.files:
+        if f.soft_count is not None:
+            c, interval = f.soft_count, f.soft_count.interval()
+            ci = f"[{interval[0]:.2f}, {interval[1]:.2f}]" if interval else "-"
+            lines.append(f"{f.file}: soft verdicts (p(1) in place of 0/1): accuracy {num(c.accuracy, 0)} {ci}, "
+                         f"win {c.wins}, loss {c.losses}, tie {c.ties}, NaN {c.nan_pairs} "
+                         f"(hard: accuracy {num(f.accuracy, 0)}, tie {f.count.ties})")
     lines.append(f"total {report.wall_seconds:.1f} s")
     return "\n".join(lines)

@@ -31,6 +31,7 @@ def _check_mode(labels: str | None, run: str | None, pairs: str | None, limit: i
                   "max_examples": shared.max_examples, "cache": shared.cache}
         given = [f"--{name.replace('_', '-')}" for name, value in values.items() if value is not None]
         given += ["--no-reasons"] if shared.no_reasons else []
+        given += ["--soft"] if shared.soft else []
         if given:
             raise LocalevalError(f"{', '.join(given)} only apply with --pairs (the labels mode reads a finished run)")
 

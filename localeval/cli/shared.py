@@ -27,6 +27,7 @@ class Shared:
     max_examples: int | None = None
     votes: int = 1
     temperature: float = 0.7
+    soft: bool = False
     grammar: str = "xgrammar"
     batch_size: int = DEFAULT_BATCH_SIZE
     batch_tokens: int = DEFAULT_BATCH_TOKENS
@@ -51,7 +52,7 @@ class Shared:
 
         try:
             return Settings(reasons=not self.no_reasons, max_examples=self.max_examples, votes=self.votes,
-                            temperature=self.temperature)
+                            temperature=self.temperature, soft=self.soft)
         except ValueError as error:
             raise LocalevalError(str(error)) from None
 
@@ -103,6 +104,8 @@ JUDGE = options(
     ("max_examples", int | None, "at most N few-shot examples per prompt (default: all of them)"),
     ("votes", int, "verdict asks: sample N answers and take each verdict's majority (default 1: greedy)"),
     ("temperature", float, "sampling temperature of --votes (default 0.7)"),
+    ("soft", bool, "soft verdicts: also record the judge's p(1) at every 0/1 verdict and report each metric's "
+                   "soft score (p(1) in place of 0/1) beside its score"),
 )
 ENGINE = (*options(
     ("grammar", Literal["xgrammar", "outlines"], "grammar backend for constrained decoding (default: xgrammar)"),

@@ -24,6 +24,7 @@ class Request:
     n: int = 1
     seed: int = 0
     label: str = ""  # the prompt's name, for logs and scripted engines; not sent to the model
+    soft: bool = False  # also record p(1) at each binary decision (Choice.verdict_probs)
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,9 @@ class Choice:
     text: str
     completion_tokens: int
     finish_reason: FinishReason
+    # With Request.soft: p(1) at each binary decision of the answer, in text order (a decode step whose
+    # allowed tokens all start with "0" or "1", both kinds allowed), renormalised over the allowed tokens.
+    verdict_probs: tuple[float, ...] | None = None
 
 
 @dataclass

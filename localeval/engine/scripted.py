@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from localeval.engine.base import Choice, Request, Result
 
 # A script gets the prompt's name, the ask's input (as a dict) and the request, and returns the
 # answer as a JSON-able dict, a list of n such dicts when the request asks for n > 1, or a Choice
-# (to script a cut-off answer). It may raise to script an engine failure.
+# (to script a cut-off answer, or known p(1) at the verdicts: ``soft_choice``). It may raise to
+# script an engine failure. A Choice's p(1) reach the caller only when the request is soft.
 Script = Callable[[str, dict[str, Any], Request], Any]
 
 
@@ -62,12 +64,19 @@ class ScriptedEngine:
         if len(answers) != request.n:
             raise ValueError(f"script gave {len(answers)} answers for n={request.n} ({request.label})")
         choices = [a if isinstance(a, Choice) else _choice(a) for a in answers]
+        if not request.soft:
+            choices = [replace(c, verdict_probs=None) for c in choices]
         return Result(choices=choices, prompt_tokens=prompt_tokens)
 
 
 def _choice(answer: dict[str, Any]) -> Choice:
     text = json.dumps(answer)
     return Choice(text=text, completion_tokens=len(text.split()), finish_reason="stop")
+
+
+def soft_choice(answer: dict[str, Any], verdict_probs: Sequence[float]) -> Choice:
+    """A scripted answer with known p(1) at its 0/1 verdicts, in the order they appear in ``answer``."""
+    return replace(_choice(answer), verdict_probs=tuple(float(p) for p in verdict_probs))
 
 
 def _sentences(text: str) -> list[str]:

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from localeval.engine.base import Choice, FinishReason, Request, Result, import_optional
+from localeval.engine.soft import TOP_LOGPROBS, lead_of, p1_from_logprobs
 from localeval.errors import LocalevalError
 from localeval.model_folders import model_fingerprint, set_offline
 
@@ -133,6 +134,7 @@ class VLLMEngine:
         self.cached_prompt_tokens = 0
         self._count = functools.lru_cache(maxsize=8192)(self._count_uncached)
         self._overhead = functools.lru_cache(maxsize=64)(self._overhead_uncached)
+        self._lead = functools.lru_cache(maxsize=None)(self._lead_uncached)  # a token's text never changes
 
     @functools.cached_property
     def fingerprint(self) -> str:
@@ -181,7 +183,7 @@ class VLLMEngine:
             if len(outputs) != len(sent):
                 raise LocalevalError(f"vLLM returned {len(outputs)} outputs for {len(sent)} prompts")
             for i, output in zip(sent, outputs, strict=True):
-                result = _result(output)
+                result = _result(output, self._lead if requests[i].soft else None)
                 self.prompt_tokens += result.prompt_tokens
                 self.cached_prompt_tokens += result.cached_prompt_tokens
                 results[i] = result
@@ -199,7 +201,13 @@ class VLLMEngine:
         }
         if request.temperature > 0:
             kwargs["seed"] = request.seed  # one seeded stream gives the n different samples
+        if request.soft:  # p(1) at the verdicts, from the top log-probabilities (after the grammar's mask)
+            kwargs["logprobs"] = TOP_LOGPROBS
         return self._sampling_params(**kwargs)
+
+    def _lead_uncached(self, token: int) -> int:
+        """Whether a token's text starts with "0", "1" or anything else (engine.soft's ZERO, ONE, OTHER)."""
+        return lead_of(str(self.tokenizer.decode([token])))
 
     # -- context window -----------------------------------------------------------------------
 
@@ -259,10 +267,12 @@ def _finish(reason: Any) -> FinishReason:
     return reason if reason in ("stop", "length") else "error"
 
 
-def _result(output: Any) -> Result:
-    """A Result from vLLM's RequestOutput: token counts and finish reasons as vLLM reports them."""
+def _result(output: Any, lead: Callable[[int], int] | None = None) -> Result:
+    """A Result from vLLM's RequestOutput: token counts and finish reasons as vLLM reports them; with
+    ``lead`` (a soft ask), p(1) at each binary decision from the completions' log-probabilities."""
     completions = sorted(output.outputs, key=lambda c: getattr(c, "index", 0))
-    choices = [Choice(c.text, len(c.token_ids or ()), _finish(c.finish_reason)) for c in completions]
+    choices = [Choice(c.text, len(c.token_ids or ()), _finish(c.finish_reason),
+                      None if lead is None else _verdict_probs(c, lead)) for c in completions]
     odd = sorted({str(c.finish_reason) for c in completions if _finish(c.finish_reason) == "error"})
     return Result(
         choices=choices,
@@ -270,6 +280,12 @@ def _result(output: Any) -> Result:
         cached_prompt_tokens=int(getattr(output, "num_cached_tokens", None) or 0),
         error=f"vLLM finished with {json.dumps(odd)}" if odd else None,
     )
+
+
+def _verdict_probs(completion: Any, lead: Callable[[int], int]) -> tuple[float, ...]:
+    steps = getattr(completion, "logprobs", None) or ()
+    return p1_from_logprobs([{t: float(getattr(lp, "logprob", lp)) for t, lp in (step or {}).items()}
+                             for step in steps], lead)
 
 
 __all__ = ["INSTALL_HINT", "StructuredOutputsApi", "VLLMEngine", "import_vllm", "structured_outputs_api", "vllm_on_cpu"]

@@ -14,12 +14,13 @@ from collections.abc import Sequence
 import numpy as np
 
 from localeval.data.sample import Sample
+from localeval.metrics.soft import note_soft
 from localeval.nan import Nan
 from localeval.prompts import NLI, STATEMENTS, NLIInput, StatementsInput
 from localeval.steps import Ask, Embed, Steps
 
 
-def correctness_fbeta(tp: int, fp: int, fn: int, beta: float = 1.0) -> float:
+def correctness_fbeta(tp: float, fp: float, fn: float, beta: float = 1.0) -> float:
     """Ragas' answer-correctness F-beta: an empty side counts as perfect when the other is empty too.
 
     >>> correctness_fbeta(2, 1, 1)
@@ -59,17 +60,25 @@ def answer_correctness(sample: Sample, trace: dict, beta: float = 1.0, weight: f
                         Ask(NLI, NLIInput(context=sample.response, statements=reference_st))]
         resp_v, ref_v = ([v.verdict for v in j.verdicts] for j in judged)
         trace["response_verdicts"], trace["reference_verdicts"] = resp_v, ref_v
-        tp = sum(1 for v in resp_v if v)
-        factuality = correctness_fbeta(tp, len(resp_v) - tp, sum(1 for v in ref_v if not v), beta)
+        factuality = statement_fbeta(resp_v, ref_v, beta)
+        soft = note_soft(trace, statement_fbeta, resp_v, ref_v, beta=beta)  # the soft factuality, for now
     else:
-        factuality = 1.0  # Ragas: no statement on a side leaves nothing to get wrong
+        factuality, soft = 1.0, None  # Ragas: no statement on a side leaves nothing to get wrong (no soft score)
     trace["factuality"] = factuality
-    if weight == 0:
-        return correctness_score(factuality, 0.0, weight)
-    vectors = yield Embed((sample.response, sample.reference))
-    similarity = cosine_or_zero(vectors[0], vectors[1])
-    trace["similarity"] = similarity
+    similarity = 0.0
+    if weight != 0:
+        vectors = yield Embed((sample.response, sample.reference))
+        similarity = cosine_or_zero(vectors[0], vectors[1])
+        trace["similarity"] = similarity
+    if soft is not None:
+        trace["soft_score"] = correctness_score(soft, similarity, weight)
     return correctness_score(factuality, similarity, weight)
+
+
+def statement_fbeta(response_verdicts: Sequence[float], reference_verdicts: Sequence[float], beta: float) -> float:
+    """The F-beta of the statement verdicts (0/1, or p(1) for the soft score: expected counts)."""
+    tp = sum(response_verdicts)
+    return correctness_fbeta(tp, len(response_verdicts) - tp, sum(1 - v for v in reference_verdicts), beta)
 
 
 def semantic_similarity(sample: Sample, trace: dict, threshold: float | None = None) -> Steps:

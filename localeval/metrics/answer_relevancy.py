@@ -7,15 +7,19 @@ from collections.abc import Sequence
 import numpy as np
 
 from localeval.data.sample import Sample
+from localeval.metrics.soft import note_soft
 from localeval.nan import Nan
 from localeval.prompts import QUESTION, QuestionInput
 from localeval.steps import Ask, Embed, Steps
 
 
 def relevancy_score(
-    question_vector: Sequence[float], generated_vectors: Sequence[Sequence[float]], noncommittal: Sequence[int]
+    question_vector: Sequence[float], generated_vectors: Sequence[Sequence[float]], noncommittal: Sequence[float]
 ) -> float:
     """Mean cosine between each generated question and the user input, times 0 if all are evasive.
+
+    The factor is one minus the product of the noncommittal flags: Ragas' ``int(not all(...))`` on 0/1,
+    and on p(1) (the soft score) one minus the probability that every question is evasive.
 
     The cosine is not clipped at 0, as in Ragas; a zero vector makes it 0/0, so the score is NaN
     (as in Ragas, without numpy's warning).
@@ -24,7 +28,7 @@ def relevancy_score(
     g = np.asarray(generated_vectors, dtype=np.float64).reshape(len(generated_vectors), -1)
     with np.errstate(invalid="ignore", divide="ignore"):
         cosine = (g @ q.T).reshape(-1) / (np.linalg.norm(g, axis=1) * np.linalg.norm(q, axis=1))
-    return float(cosine.mean() * int(not all(noncommittal)))
+    return float(cosine.mean() * (1 - np.prod(np.asarray(noncommittal, dtype=np.float64))))
 
 
 def answer_relevancy(sample: Sample, trace: dict, strictness: int = 3, empty: str = "zero") -> Steps:
@@ -41,4 +45,5 @@ def answer_relevancy(sample: Sample, trace: dict, strictness: int = 3, empty: st
     if not kept:
         return Nan("no_questions") if empty == "nan" else 0.0
     vectors = yield Embed((sample.user_input, *(g.question for g in kept)))
+    note_soft(trace, lambda flags: relevancy_score(vectors[0], vectors[1:], flags), [g.noncommittal for g in kept])
     return relevancy_score(vectors[0], vectors[1:], [g.noncommittal for g in kept])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from localeval.data.sample import Sample
 from localeval.metrics.faithfulness import supported_ratio
+from localeval.metrics.soft import note_soft
 from localeval.nan import Nan
 from localeval.prompts import ATTRIBUTION, AttributionInput
 from localeval.steps import Ask, Steps
@@ -21,4 +22,5 @@ def context_recall(sample: Sample, trace: dict) -> Steps:
     trace["reasons"] = [c.reason for c in answer.classifications]
     if not answer.classifications:
         return Nan("no_statements")  # Ragas: no classification gives NaN
+    note_soft(trace, supported_ratio, [c.attributed for c in answer.classifications])
     return supported_ratio([c.attributed for c in answer.classifications])

@@ -13,6 +13,7 @@ import re
 from localeval.data.sample import Sample
 from localeval.metrics.context_precision import precision_at_k_score
 from localeval.metrics.registry import MetricDef, MetricSpec
+from localeval.metrics.soft import note_soft
 from localeval.prompts.context_relevance import CONTEXT_RELEVANCE, RelevanceInput
 from localeval.steps import Ask, Steps
 
@@ -49,6 +50,7 @@ def context_relevance(sample: Sample, trace: dict) -> Steps:
     verdicts = [j.verdict for j in judged]
     trace["verdicts"] = verdicts
     trace["reasons"] = [j.reason for j in judged]
+    note_soft(trace, precision_at_k_score, verdicts)
     return precision_at_k_score(verdicts)
 
 

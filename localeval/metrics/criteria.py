@@ -19,6 +19,7 @@ from localeval.errors import LocalevalError
 from localeval.metrics.criteria_file import Criterion, load_criteria
 from localeval.metrics.options import apply_options, did_you_mean
 from localeval.metrics.registry import ALIASES, METRICS, MetricDef, MetricSpec
+from localeval.metrics.soft import note_soft
 from localeval.prompts.base import Prompt
 from localeval.prompts.criteria import criterion_prompt
 from localeval.steps import Ask, Steps
@@ -46,6 +47,8 @@ def judge_criterion(sample: Sample, trace: dict, *, criterion: Criterion, prompt
                           "scale": criterion.scale_words, "fields": list(criterion.fields)}
     trace["votes"] = votes
     trace["reasons"] = [a.reason for a in answers]
+    if criterion.binary:  # soft: p(1) itself, or its mean over several votes
+        note_soft(trace, lambda p1: sum(p1) / len(p1), votes)
     return float(most_common(votes))
 
 

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from localeval.data.sample import Sample
+from localeval.metrics.soft import note_soft
 from localeval.nan import Nan
 from localeval.prompts import CLAIM_PROMPTS, NLI, ClaimsInput, NLIInput
 from localeval.steps import Ask, Steps
@@ -12,7 +15,7 @@ from localeval.steps import Ask, Steps
 P_EPSILON = 1e-8  # Ragas' epsilon in precision and recall modes (its F-beta has none)
 
 
-def fbeta(tp: int, fp: int, fn: int, beta: float = 1.0) -> float:
+def fbeta(tp: float, fp: float, fn: float, beta: float = 1.0) -> float:
     """F-beta from counts, as Ragas computes it: no epsilon, a zero denominator gives a zero
     precision or recall, and 0.0 when both are 0 (the operations in Ragas' order, so exact halves
     such as 0.875 stay exact)."""
@@ -25,14 +28,16 @@ def fbeta(tp: int, fp: int, fn: int, beta: float = 1.0) -> float:
 
 
 def factual_score(
-    response_verdicts: list[int], reference_verdicts: list[int] | None, mode: str = "f1", beta: float = 1.0
+    response_verdicts: Sequence[float], reference_verdicts: Sequence[float] | None, mode: str = "f1",
+    beta: float = 1.0,
 ) -> float:
     """TP: response claims the reference supports; FP: those it does not; FN: reference claims
     the response does not support. Rounded to 2 decimals with numpy, as Ragas does (``np.round``
-    scales by 100 and rounds half to even, which differs from ``round`` on some values)."""
-    tp = sum(1 for v in response_verdicts if v)
+    scales by 100 and rounds half to even, which differs from ``round`` on some values). On p(1) in place
+    of 0/1 (the soft score) the counts are expected counts."""
+    tp = sum(response_verdicts)
     fp = len(response_verdicts) - tp
-    fn = 0 if mode == "precision" else sum(1 for v in reference_verdicts or [] if not v)
+    fn = 0 if mode == "precision" else sum(1 - v for v in reference_verdicts or [])
     if mode == "precision":
         score = tp / (tp + fp + P_EPSILON)
     elif mode == "recall":
@@ -72,6 +77,8 @@ def factual_correctness(
         trace["reference_claims"], trace["reference_verdicts"] = claims[1], verdicts[1]
     if empty == "nan" and _no_denominator(verdicts, mode):
         return Nan("no_claims")
+    judged_sides = verdicts if mode != "precision" else verdicts[:1]
+    note_soft(trace, lambda *p1: factual_score(p1[0], p1[1] if len(p1) > 1 else None, mode, beta), *judged_sides)
     return factual_score(verdicts[0], verdicts[1] if mode != "precision" else None, mode, beta)
 
 

@@ -7,20 +7,22 @@ from collections.abc import Generator, Sequence
 from typing import Any
 
 from localeval.data.sample import Sample
+from localeval.metrics.soft import note_soft
 from localeval.nan import Nan
 from localeval.prompts import NLI, STATEMENTS, NLIInput, StatementsInput
 from localeval.steps import Ask, Steps
 
 
-def supported_ratio(verdicts: Sequence[int]) -> float:
-    """Supported statements over all statements; NaN when there are none (0/0 is undefined).
+def supported_ratio(verdicts: Sequence[float]) -> float:
+    """Supported statements over all statements (verdicts 0/1, or p(1) for the soft score); NaN when
+    there are none (0/0 is undefined).
 
     >>> supported_ratio([1, 1, 0])
     0.6666666666666666
     """
     if not verdicts:
         return math.nan
-    return sum(1 for v in verdicts if v) / len(verdicts)
+    return sum(verdicts) / len(verdicts)
 
 
 def faithfulness(sample: Sample, trace: dict) -> Steps:
@@ -34,6 +36,7 @@ def faithfulness(sample: Sample, trace: dict) -> Steps:
     judged = yield Ask(NLI, NLIInput(context=context, statements=extracted.statements))
     trace["verdicts"] = [v.verdict for v in judged.verdicts]
     trace["reasons"] = [v.reason for v in judged.verdicts]
+    note_soft(trace, supported_ratio, [v.verdict for v in judged.verdicts])
     return supported_ratio([v.verdict for v in judged.verdicts])
 
 

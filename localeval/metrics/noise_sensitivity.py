@@ -7,15 +7,16 @@ from collections.abc import Sequence
 import numpy as np
 
 from localeval.data.sample import Sample
+from localeval.metrics.soft import note_soft
 from localeval.nan import Nan
 from localeval.prompts import NLI, STATEMENTS, NLIInput, StatementsInput
 from localeval.steps import Ask, Steps
 
 
 def noise_score(
-    reference_by_context: Sequence[Sequence[int]],
-    response_by_context: Sequence[Sequence[int]],
-    response_in_reference: Sequence[int],
+    reference_by_context: Sequence[Sequence[float]],
+    response_by_context: Sequence[Sequence[float]],
+    response_in_reference: Sequence[float],
     mode: str = "relevant",
 ) -> float:
     """Ragas' matrix arithmetic.
@@ -26,18 +27,20 @@ def noise_score(
     A chunk is relevant when it supports any reference statement. A response statement counts when
     the reference does not support it (it is wrong) and a relevant chunk supports it (relevant
     mode) or only irrelevant chunks do (irrelevant mode). NaN with no statements on either side.
+    On p(1) in place of 0/1 (the soft score) "and" is a product, "not" one minus, "any" the largest:
+    on 0/1 the same values as Ragas' boolean algebra.
     """
     if not response_in_reference or not any(len(row) for row in reference_by_context):
         return float("nan")
-    r2gt = np.array(reference_by_context, dtype=bool).T  # (reference statements, chunks)
-    r2ans = np.array(response_by_context, dtype=bool).T  # (response statements, chunks)
-    incorrect = ~np.array([response_in_reference], dtype=bool)  # (1, response statements)
+    r2gt = np.array(reference_by_context, dtype=np.float64).T  # (reference statements, chunks)
+    r2ans = np.array(response_by_context, dtype=np.float64).T  # (response statements, chunks)
+    incorrect = 1 - np.array([response_in_reference], dtype=np.float64)  # (1, response statements)
     relevant_chunks = np.max(r2gt, axis=0, keepdims=True)  # (1, chunks)
-    from_relevant = np.max(relevant_chunks & r2ans, axis=1)
+    from_relevant = np.max(relevant_chunks * r2ans, axis=1)
     if mode == "irrelevant":
-        from_irrelevant = np.max(~relevant_chunks & r2ans, axis=1) & ~from_relevant
-        return float(np.mean(from_irrelevant & incorrect))
-    return float(np.mean(from_relevant & incorrect))
+        from_irrelevant = np.max((1 - relevant_chunks) * r2ans, axis=1) * (1 - from_relevant)
+        return float(np.mean(from_irrelevant * incorrect))
+    return float(np.mean(from_relevant * incorrect))
 
 
 def noise_sensitivity(sample: Sample, trace: dict, mode: str = "relevant", asks: str = "separate") -> Steps:
@@ -73,4 +76,5 @@ def noise_sensitivity(sample: Sample, trace: dict, mode: str = "relevant", asks:
     resp_in_ref = [v.verdict for v in judged[-1].verdicts]
     trace["reference_by_context"], trace["response_by_context"] = ref_by_ctx, resp_by_ctx
     trace["response_in_reference"] = resp_in_ref
+    note_soft(trace, noise_score, ref_by_ctx, resp_by_ctx, resp_in_ref, mode=mode)
     return noise_score(ref_by_ctx, resp_by_ctx, resp_in_ref, mode)

@@ -29,6 +29,7 @@ class Settings:
     max_examples: int | None = None  # cap on few-shot examples (None: all)
     votes: int = 1  # verdict asks: sample this many answers and take each verdict's majority
     temperature: float = 0.7  # sampling temperature of the votes (used only when votes > 1)
+    soft: bool = False  # also record p(1) at every 0/1 verdict and score each metric with it (soft scores)
 
     def __post_init__(self) -> None:
         if self.votes < 1:

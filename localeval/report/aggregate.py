@@ -41,11 +41,14 @@ class MetricSummary:
     interval: tuple[float, float] | None
     ci95: tuple[float, float] | None
     std: float | None
+    soft_mean: float | None = None  # soft verdicts: the mean of the soft scores (p(1) in place of 0/1)
+    soft_valid: int = 0  # samples with a soft score
+    soft_ci95: tuple[float, float] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (tuples become lists)."""
         data = asdict(self)
-        for field in ("interval", "ci95"):
+        for field in ("interval", "ci95", "soft_ci95"):
             if data[field] is not None:
                 data[field] = list(data[field])
         return data
@@ -78,8 +81,12 @@ def bootstrap_mean_ci(
     return percentile_interval(means, level)
 
 
-def summarize(name: str, values: Sequence[float | Nan | None]) -> MetricSummary:
-    """Summarize one metric's per-sample scores; a `Nan` counts under its reason."""
+def summarize(name: str, values: Sequence[float | Nan | None],
+              soft: Sequence[float | None] | None = None) -> MetricSummary:
+    """Summarize one metric's per-sample scores; a `Nan` counts under its reason.
+
+    ``soft``: each sample's soft score (None where it has none), for a run with soft verdicts.
+    """
     valid: list[float] = []
     reasons: Counter[str] = Counter()
     for value in values:
@@ -111,7 +118,22 @@ def summarize(name: str, values: Sequence[float | Nan | None]) -> MetricSummary:
         interval=interval,
         ci95=bootstrap_mean_ci(valid) if len(valid) >= 2 else None,
         std=float(np.std(valid, ddof=1)) if len(valid) >= 2 else None,
+        **_soft_fields(soft),
     )
+
+
+def soft_scores(traces: Sequence[dict[str, Any]]) -> list[float | None] | None:
+    """Each sample's soft score from its trace; None when no sample has one (a run without soft verdicts)."""
+    scores = [t.get("soft_score") if isinstance(t, dict) else None for t in traces]
+    return scores if any(s is not None for s in scores) else None
+
+
+def _soft_fields(soft: Sequence[float | None] | None) -> dict[str, Any]:
+    kept = [float(s) for s in soft or () if s is not None and not math.isnan(s)]
+    if not kept:
+        return {}
+    return {"soft_mean": math.fsum(kept) / len(kept), "soft_valid": len(kept),
+            "soft_ci95": bootstrap_mean_ci(kept) if len(kept) >= 2 else None}
 
 
 def _number(value: float | None) -> str:
@@ -141,12 +163,20 @@ def _nan_cell(summary: MetricSummary) -> str:
 
 
 def format_table(summaries: Sequence[MetricSummary], *, width: int = 100) -> str:
-    """A plain-text table, one metric a row; long NaN-reason lists wrap to fit `width` columns."""
-    header = ("metric", "mean", "valid/n", "NaN % (reasons)", "range", "95% CI")
+    """A plain-text table, one metric a row; long NaN-reason lists wrap to fit `width` columns.
+
+    A run with soft verdicts gets a "soft" column: the mean soft score (p(1) in place of each 0/1 verdict).
+    """
+    soft = any(s.soft_mean is not None for s in summaries)
+    header = ("metric", "mean", *(("soft",) if soft else ()), "valid/n", "NaN % (reasons)", "range", "95% CI")
     rows = [
-        (s.name, _number(s.mean), f"{s.valid}/{s.n}", KeptTogether(_nan_cell(s), min_width=_MIN_NAN_WIDTH),
-         _pair(s.interval), _pair(s.ci95))
+        (s.name, _number(s.mean), *((_number(s.soft_mean),) if soft else ()), f"{s.valid}/{s.n}",
+         KeptTogether(_nan_cell(s), min_width=_MIN_NAN_WIDTH), _pair(s.interval), _pair(s.ci95))
         for s in summaries
     ]
-    table = plain_text(plain_table(header, rows, right=(1, 2, 4, 5)), width=width)
-    return table + "\nrange: [mean with NaN as 0, mean on valid]; the true mean lies between the two."
+    right = (1, 2, 3, 5, 6) if soft else (1, 2, 4, 5)
+    table = plain_text(plain_table(header, rows, right=right), width=width)
+    note = "\nrange: [mean with NaN as 0, mean on valid]; the true mean lies between the two."
+    if soft:
+        note += "\nsoft: the mean soft score, each 0/1 verdict replaced by the judge's p(1) ('-': no verdicts)."
+    return table + note

@@ -86,15 +86,20 @@ def _nan_cell(s: MetricSummary) -> str:
 
 
 def summary_section(run: Run, summaries: dict[str, MetricSummary]) -> str:
-    rows = [(m, _f(s.mean), f"{s.valid}/{s.n}", _nan_cell(s), _pair(s.interval), _pair(s.ci95), _f(s.std))
-            for m, s in summaries.items()]
-    head = ("metric", "mean", "valid/n", "NaN share (reasons)", "NaN interval [NaN as 0, on valid]",
-            "95% bootstrap CI", "std")
+    soft = any(s.soft_mean is not None for s in summaries.values())  # a run with soft verdicts
+    rows = [(m, _f(s.mean) + (f" (soft {_f(s.soft_mean)})" if soft else ""), f"{s.valid}/{s.n}", _nan_cell(s),
+             _pair(s.interval), _pair(s.ci95), _f(s.std)) for m, s in summaries.items()]
+    head = ("metric", "mean (soft)" if soft else "mean", "valid/n", "NaN share (reasons)",
+            "NaN interval [NaN as 0, on valid]", "95% bootstrap CI", "std")
     lower = [m for m in summaries if not higher_is_better(m)]
     note = (f"<p class=muted>Lower is better for {escape(', '.join(lower))}.</p>" if lower else "")
     return ("<h2 id=summary>Summary</h2>" + table(head, rows, {1, 2, 6}) +
             "<p class=muted>The true mean lies in the NaN interval: NaN counted as 0 at one end, left out "
-            "at the other.</p>" + note)
+            "at the other.</p>" + note + (_SOFT_NOTE if soft else ""))
+
+
+_SOFT_NOTE = ("<p class=muted>soft: the mean soft score, each 0/1 verdict replaced by the judge's p(1) "
+              "in the same formula (- for a metric without verdicts).</p>")
 
 
 # summary.json's keys, in the words the page shows them in.

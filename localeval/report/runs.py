@@ -11,7 +11,7 @@ from typing import Any
 from localeval.errors import LocalevalError
 from localeval.metrics.registry import definition_of
 from localeval.nan import NAN_REASONS, Nan
-from localeval.report.aggregate import MetricSummary, summarize
+from localeval.report.aggregate import MetricSummary, soft_scores, summarize
 from localeval.store.run_folder import SAMPLES, SCORES, SUMMARY, read_scores, read_summary
 
 
@@ -92,8 +92,8 @@ class Run:
 
     def metric_summary(self, metric: str, *, answerable_only: bool = False) -> MetricSummary:
         """Recomputed from the per-sample scores, the file a user can edit or filter."""
-        outcomes = [sc.outcome for _, sc in self.scores(metric, answerable_only=answerable_only)]
-        return summarize(metric, outcomes)
+        scores = [sc for _, sc in self.scores(metric, answerable_only=answerable_only)]
+        return summarize(metric, [sc.outcome for sc in scores], soft_scores([sc.trace for sc in scores]))
 
     def mean(self, metric: str, *, answerable_only: bool = False) -> float | None:
         return self.metric_summary(metric, answerable_only=answerable_only).mean

@@ -5,7 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from localeval.engine.base import Result
+from localeval.metrics.soft import with_p1
 from localeval.nan import NanReason
+from localeval.prompts.base import DEFAULT_SETTINGS, Settings
 from localeval.steps import Ask
 
 
@@ -20,8 +22,9 @@ class AskFailed(Exception):
 def answer_dict(result: Result) -> dict[str, Any]:
     """An engine result as the cache stores it."""
     return {
-        "choices": [{"text": c.text, "completion_tokens": c.completion_tokens,
-                     "finish_reason": c.finish_reason} for c in result.choices],
+        "choices": [{"text": c.text, "completion_tokens": c.completion_tokens, "finish_reason": c.finish_reason,
+                     **({"verdict_probs": list(c.verdict_probs)} if c.verdict_probs is not None else {})}
+                    for c in result.choices],
         "prompt_tokens": result.prompt_tokens,
         "cached_prompt_tokens": result.cached_prompt_tokens,
         "error": result.error,
@@ -49,8 +52,12 @@ def cut_off(answer: dict[str, Any]) -> bool:
     return any(c["finish_reason"] == "length" for c in answer["choices"])
 
 
-def parse_answer(ask: Ask, answer: dict[str, Any], voted: bool) -> Any:
-    """What the generator is sent: the parsed answer, the vote of several, or n of them; else AskFailed."""
+def parse_answer(ask: Ask, answer: dict[str, Any], voted: bool, settings: Settings = DEFAULT_SETTINGS) -> Any:
+    """What the generator is sent: the parsed answer, the vote of several, or n of them; else AskFailed.
+
+    A choice that carries p(1) at its verdicts (a soft ask) has each 0/1 verdict parsed as a
+    :class:`~localeval.metrics.soft.SoftBit` holding its p(1); ``settings``: what the schema was built with.
+    """
     if answer.get("error"):
         raise AskFailed("engine_error", answer["error"])
     choices = answer["choices"]
@@ -61,7 +68,8 @@ def parse_answer(ask: Ask, answer: dict[str, Any], voted: bool) -> Any:
     if "length" in reasons:
         raise AskFailed("truncated", "the answer hit the token limit, also on a retry with a larger budget")
     try:
-        parsed = [ask.prompt.parse(c["text"]) for c in choices]
+        parsed = [with_p1(ask.prompt.parse(c["text"]), c["text"], c.get("verdict_probs"),
+                          lambda: ask.prompt.schema(ask.input, settings)) for c in choices]
         if voted and ask.prompt.vote is not None:
             return ask.prompt.vote(parsed)
     except ValueError as error:

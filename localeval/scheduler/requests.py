@@ -54,14 +54,17 @@ class RequestMaker:
             n=n,
             seed=self.seed,
             label=prompt.name,
+            soft=self.settings.soft,
         )
 
     def key(self, request: Request) -> str:
         """The request's answer-cache key."""
         fingerprint = self.engine.fingerprint if self.engine is not None else "no-engine"
-        # max_tokens is left out: a budget change that still fits gives the same answer.
+        # max_tokens is left out: a budget change that still fits gives the same answer. A soft answer
+        # also holds p(1) at its verdicts, so it has a key of its own (a hard one keeps its old key).
+        soft = ("soft",) if request.soft else ()
         return JudgeCache.key("answer", fingerprint, request.messages, request.schema,
-                              request.temperature, request.n, request.seed)
+                              request.temperature, request.n, request.seed, *soft)
 
     def fitted(self, ask: Ask, where: str, trace: dict[str, Any],
                too_long: dict[str, str]) -> tuple[str, Request | None]:

@@ -169,7 +169,7 @@ class Scheduler:
                 continue
             asks = job.waiting if isinstance(job.waiting, list) else [job.waiting]
             try:
-                parsed = [parse_answer(ask, answers[key], self.requests.voted(ask))
+                parsed = [parse_answer(ask, answers[key], self.requests.voted(ask), self.settings)
                           for ask, key in zip(asks, wanted[id(job)], strict=True)]
             except AskFailed as failed:
                 _fail(job, failed.reason, str(failed))

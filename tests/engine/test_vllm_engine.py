@@ -135,6 +135,7 @@ def fake_vllm_module(spelling: str) -> tuple[types.ModuleType, types.ModuleType]
             ("temperature", float, 1.0),
             ("max_tokens", int, 16),
             ("seed", Any, None),
+            ("logprobs", Any, None),
             (spelling, Any, None),
         ],
     )

@@ -243,3 +243,33 @@ def test_both_engines_write_the_same_json_for_the_same_greedy_asks(every_prompt:
     (ROOT / "runs" / "engines_agreement.json").write_text(json.dumps(report) + "\n")
     assert len(pairs) >= 30
     assert same_verdicts >= 0.9 * len(pairs), report  # the README gives the measured shares and why not all
+
+
+def test_soft_verdicts_get_p1_at_every_verdict_from_the_logprobs(vllm_judge: Any) -> None:
+    from localeval.metrics.soft import binary_paths
+    from localeval.prompts.base import Settings
+
+    recorder = Recorder(vllm_judge)
+    metrics = parse_metrics(["faithfulness", "context_precision", "answer_relevancy"])
+    out = Scheduler(recorder, HashEmbedder(), settings=Settings(soft=True), progress=False).run(
+        as_samples(DEMO)[:3], metrics)
+    verdicts = 0
+    for request, result in zip(recorder.requests, recorder.results, strict=True):
+        for choice in result.choices:
+            assert choice.verdict_probs is not None and request.soft
+            data = json.loads(choice.text)
+            paths = binary_paths(data, request.schema)
+            assert len(choice.verdict_probs) == len(paths)
+            for path, p in zip(paths, choice.verdict_probs, strict=True):
+                value: Any = data
+                for step in path:
+                    value = value[step]
+                assert 0.0 <= p <= 1.0
+                if request.temperature == 0:
+                    assert value == int(p > 0.5)  # greedy takes the more probable side
+                verdicts += 1
+    assert verdicts > 0
+    for name in ("faithfulness", "context_precision", "answer_relevancy"):
+        for outcome, trace in zip(out.outcomes[name], out.traces[name], strict=True):
+            if not isinstance(outcome, Nan) and (name != "answer_relevancy" or trace["questions"]):
+                assert -1.0 <= trace["soft_score"] <= 1.0

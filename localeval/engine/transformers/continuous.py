@@ -15,6 +15,7 @@ from collections.abc import Callable, MutableMapping
 from typing import TYPE_CHECKING, Any
 
 from localeval.engine.grammar import BatchGrammar
+from localeval.engine.soft import LeadTable, note_p1
 from localeval.engine.transformers.batching import SlotTable
 from localeval.engine.transformers.decode import Row, pick
 from localeval.engine.transformers.kv_cache import PrefixCache, slot_layer
@@ -28,14 +29,17 @@ class Stepper:
     """One token for some rows: mask by grammar, pick, advance; report the rows that finish."""
 
     def __init__(self, grammar: BatchGrammar, rows: list[Row], generators: dict[int, Any],
-                 report: Callable[[Row], None], profile: MutableMapping[str, float]) -> None:
+                 report: Callable[[Row], None], profile: MutableMapping[str, float],
+                 leads: LeadTable | None = None) -> None:
         self.grammar, self.rows, self.generators = grammar, rows, generators
-        self.report, self.profile = report, profile
+        self.report, self.profile, self.leads = report, profile, leads
 
     def step(self, logits: torch.Tensor, ks: list[int]) -> list[int]:
         """Advance rows ``ks`` (logits row ``i`` is row ``ks[i]``); the rows that go on."""
         clock = time.perf_counter()
         self.grammar.apply(logits, ks)
+        if self.leads is not None:  # soft asks: p(1) at each binary decision
+            note_p1(self.leads, logits, self.grammar.bitmask[ks], [self.rows[k] for k in ks])
         tokens = pick(logits, [self.rows[k] for k in ks], [self.generators.get(k) for k in ks])
         going: list[int] = []
         for k, token in zip(ks, tokens, strict=True):
@@ -86,8 +90,10 @@ def prefill_row(loaded: LoadedModel, row: Row, prefixes: PrefixCache,
 
 def decode_continuous(loaded: LoadedModel, grammar_backend: Any, rows: list[Row], batch_size: int,
                       batch_tokens: int | None, prefixes: PrefixCache, profile: MutableMapping[str, float],
-                      finished: Callable[[Row], None] | None = None) -> list[int]:
+                      finished: Callable[[Row], None] | None = None, leads: LeadTable | None = None) -> list[int]:
     """Decode ``rows`` in place, admitted in list order as slots free up; the order they were admitted.
+
+    ``leads`` (given when a row is soft): which tokens start with 0 or 1, for p(1) at binary decisions.
 
     ``finished(row)`` is called for each row as it completes (its JSON closed or its budget spent).
     """
@@ -108,7 +114,7 @@ def decode_continuous(loaded: LoadedModel, grammar_backend: Any, rows: list[Row]
         return []
     costs = [len(r.ids) - r.shared + r.max_tokens for r in rows]
     generators = {k: torch.Generator().manual_seed(rows[k].seed) for k in queue if rows[k].temperature > 0}
-    stepper = Stepper(grammar, rows, generators, report, profile)
+    stepper = Stepper(grammar, rows, generators, report, profile, leads)
     table = SlotTable(batch_size, batch_tokens)
     cache = DynamicCache(config=loaded.model.config)
     room, slots = max(r.max_tokens for r in rows), min(table.batch_size, len(queue))

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from localeval.engine.base import FinishReason
 from localeval.engine.grammar import BatchGrammar
+from localeval.engine.soft import LeadTable, note_p1
 from localeval.engine.transformers.kv_cache import PrefixCache, growing_layer
 from localeval.engine.transformers.loading import LoadedModel
 
@@ -33,12 +34,16 @@ class Row:
     finish: FinishReason = "stop"
     cached: int = 0  # prompt tokens served from a shared prefix
     shared: int = 0  # continuous batching: the prefix length this row shares with others of its prompt
+    soft: bool = False  # record p(1) at each binary decision into ``probs``
+    probs: list[float] = field(default_factory=list)
 
 
 def decode_batch(loaded: LoadedModel, grammar_backend: Any, rows: list[Row], shared: int,
                  prefixes: PrefixCache, profile: MutableMapping[str, float],
-                 finished: Callable[[Row], None] | None = None) -> None:
+                 finished: Callable[[Row], None] | None = None, leads: LeadTable | None = None) -> None:
     """Decode one batch in place (each row's tokens and finish reason); ``shared``: prefix length.
+
+    ``leads`` (given when a row is soft): which tokens start with 0 or 1, for p(1) at binary decisions.
 
     ``finished(row)`` is called for each row as it completes (its JSON closed or its budget spent).
     """
@@ -85,6 +90,8 @@ def decode_batch(loaded: LoadedModel, grammar_backend: Any, rows: list[Row], sha
         while True:
             clock = time.perf_counter()
             grammar.apply(logits, active)
+            if leads is not None:
+                note_p1(leads, logits, grammar.bitmask[active], [rows[b] for b in active])
             profile["grammar_seconds"] += time.perf_counter() - clock
             tokens = pick(logits, [rows[b] for b in active], [generators.get(b) for b in active])
             going: list[int] = []

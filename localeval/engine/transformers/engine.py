@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from localeval.engine.base import Choice, Request, Result
 from localeval.engine.grammar import make_backend, schema_text
+from localeval.engine.soft import LeadTable
 from localeval.engine.transformers.batching import plan_batches
 from localeval.engine.transformers.continuous import decode_continuous
 from localeval.engine.transformers.decode import Row, decode_batch
@@ -121,7 +122,7 @@ class TransformersEngine:
                 continue
             schema = schema_text(req.schema)
             for k in range(req.n if req.temperature > 0 else 1):
-                rows.append(Row(i, ids, schema, budget, req.temperature, req.seed + k))
+                rows.append(Row(i, ids, schema, budget, req.temperature, req.seed + k, soft=req.soft))
         by_request: dict[int, list[Row]] = {}
         for row in rows:
             by_request.setdefault(row.request, []).append(row)
@@ -145,9 +146,10 @@ class TransformersEngine:
     def _decode(self, rows: list[Row], finished: Callable[[Row], None] | None = None) -> None:
         """Decode ``rows`` in place under this engine's grammar; ``finished(row)`` as each row completes."""
         plan = self._batches(rows)
+        leads = self.leads if any(r.soft for r in rows) else None
         if not self.loaded.plain_layers:
             for batch, shared in plan:
-                decode_batch(self.loaded, self.grammar, batch, shared, self.prefixes, self.profile, finished)
+                decode_batch(self.loaded, self.grammar, batch, shared, self.prefixes, self.profile, finished, leads)
                 self._record(batch)
             return
         queue = [row for batch, _ in plan for row in batch]
@@ -155,13 +157,19 @@ class TransformersEngine:
             for row in batch:
                 row.shared = shared
         order = decode_continuous(self.loaded, self.grammar, queue, self.batch_size, self.batch_tokens,
-                                  self.prefixes, self.profile, finished)
+                                  self.prefixes, self.profile, finished, leads)
         for start in range(0, len(order), self.batch_size):
             self._record([queue[k] for k in order[start : start + self.batch_size]])
 
     def _record(self, rows: list[Row]) -> None:
         if self.record:
             self.batches.append([(tuple(r.ids), tuple(r.tokens)) for r in rows])
+
+    @functools.cached_property
+    def leads(self) -> LeadTable:
+        """Which tokens of the vocabulary start with "0" or "1" (built on the first soft ask)."""
+        texts = self.tokenizer.batch_decode([[i] for i in range(self.vocab_size)], skip_special_tokens=False)
+        return LeadTable.from_texts([str(t) for t in texts], (self.vocab_size + 31) // 32)
 
     def _forward(self, ids: torch.Tensor, mask: torch.Tensor, positions: torch.Tensor, cache: Any) -> torch.Tensor:
         """Logits of the last position of every row, float32 (for benchmarks timing bare passes)."""
@@ -176,4 +184,4 @@ class TransformersEngine:
 
     def _choice(self, row: Row) -> Choice:
         text = self.tokenizer.decode(row.tokens, skip_special_tokens=True)
-        return Choice(str(text), len(row.tokens), row.finish)
+        return Choice(str(text), len(row.tokens), row.finish, tuple(row.probs) if row.soft else None)
