@@ -90,8 +90,11 @@ class EvaluationResult:
 
     def summary(self) -> dict[str, MetricSummary]:
         """Per metric: mean over valid samples, NaN share and reasons, interval, bootstrap CI."""
-        return {name: summarize(name, self.output.outcomes[name], soft_scores(self.output.traces[name]))
-                for name in self.metric_names}
+        return {name: summarize(name, self.output.outcomes[name], self.soft_scores(name)) for name in self.metric_names}
+
+    def soft_scores(self, metric: str) -> list[float | None] | None:
+        """Each sample's soft score (None: a run without soft verdicts)."""
+        return soft_scores(self.output.traces.get(metric, []))
 
     def usage(self) -> dict[str, Usage]:
         return self.output.usage

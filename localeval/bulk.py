@@ -105,12 +105,17 @@ class ChunkedResult(EvaluationResult):
     folder: Path = field(default_factory=Path)
     count: int = 0
     strata_data: dict[str, Any] = field(default_factory=dict)
+    soft_data: dict[str, list[float | None]] = field(default_factory=dict)  # soft scores read back from disk
 
     summaries: dict[str, MetricSummary] | None = None  # computed once: a bootstrap over a million values is slow
 
     @property
     def sample_count(self) -> int:
         return self.count
+
+    def soft_scores(self, metric: str) -> list[float | None] | None:
+        soft = self.soft_data.get(metric)
+        return soft if soft and any(v is not None for v in soft) else None
 
     def summary(self) -> dict[str, MetricSummary]:
         if self.summaries is None:
@@ -179,12 +184,14 @@ def evaluate_chunks(
         samples = [s for p in parts for s in p.samples]
         return EvaluationResult(samples, specs, merged([p.output for p in parts], names), info)
     relevancy = [n for n in names if base_name(n) == "answer_relevancy"]
-    disk = (ScoresOnDisk.from_log(log.finished, names) if not relevancy else None) or ScoresOnDisk(
+    quick = not relevancy and not config.settings.soft  # the log keeps values, not soft scores
+    disk = (ScoresOnDisk.from_log(log.finished, names) if quick else None) or ScoresOnDisk(
         log.folder, names, relevancy)
     output = totals(log.finished, names)
     output.outcomes = disk.outcomes
     info = {**info, "chunks": {"size": source.size, "count": len(log.finished)}}
-    result = ChunkedResult([], specs, output, info, folder=log.folder, count=disk.count, strata_data=disk.strata())
+    result = ChunkedResult([], specs, output, info, folder=log.folder, count=disk.count, strata_data=disk.strata(),
+                           soft_data=disk.soft)
     write_summary(log.folder, result.summary_dict())
     if report and disk.count <= REPORT_SAMPLES:
         from localeval.report.html import write_report

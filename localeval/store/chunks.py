@@ -118,6 +118,7 @@ class ScoresOnDisk:
 
     def __init__(self, folder: str | Path, metrics: Sequence[str], relevancy: Sequence[str]) -> None:
         self.outcomes: dict[str, list[Outcome]] = {m: [] for m in metrics}
+        self.soft: dict[str, list[float | None]] = {m: [] for m in metrics}  # each row's soft score, if any
         self.strata_rows: list[dict[str, Any]] = []
         self.count = 0
         nans: dict[str, Nan] = {}
@@ -132,6 +133,7 @@ class ScoresOnDisk:
                     self.outcomes[name].append(nans.setdefault(reason, Nan(reason)))
                 else:
                     self.outcomes[name].append(values.setdefault(value, float(value)))
+                self.soft[name].append((cell.get("trace") or {}).get("soft_score"))
             unanswerable = row.get("answerable") is False
             if relevancy or unanswerable:
                 kept = {m: {**row["metrics"][m], "trace": row["metrics"][m]["trace"] if unanswerable else {}}
@@ -146,7 +148,7 @@ class ScoresOnDisk:
         if any("values" not in r or r.get("unanswerable", 1) for r in records):
             return None
         disk = cls.__new__(cls)
-        disk.outcomes, disk.strata_rows, disk.count = {m: [] for m in metrics}, [], 0
+        disk.outcomes, disk.strata_rows, disk.count, disk.soft = {m: [] for m in metrics}, [], 0, {}
         nans: dict[str, Nan] = {}
         for record in records:
             disk.count += record["rows"]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -197,3 +199,15 @@ def test_a_rescore_of_a_soft_run_gets_the_soft_scores_from_the_cache(tmp_path: P
     assert again.info["rescore_misses"] == 0
     for name in ("faithfulness", "context_recall"):
         assert again.summary()[name].soft_mean == first.summary()[name].soft_mean is not None
+
+
+def test_a_chunked_soft_run_summarizes_the_soft_scores_it_wrote(tmp_path: Path) -> None:
+    samples = [replace(SAMPLE, id=f"s{i}") for i in range(5)]
+    metrics = ["faithfulness", "context_precision"]
+    whole = evaluate(samples, metrics, judge=ScriptedEngine(script), soft=True, cache=False, progress=False)
+    chunked = evaluate(samples, metrics, judge=ScriptedEngine(script), soft=True, out=tmp_path / "run",
+                       chunk_size=2, progress=False, report=False)
+    saved = json.loads((tmp_path / "run" / "summary.json").read_text())["metrics"]
+    for name in metrics:
+        assert chunked.summary()[name].soft_mean == pytest.approx(whole.summary()[name].soft_mean)
+        assert saved[name]["soft_mean"] == pytest.approx(EXPECTED[name][1]) and saved[name]["soft_valid"] == 5
