@@ -156,7 +156,8 @@ def profile_vllm(args: argparse.Namespace) -> dict[str, Any]:
              "embedding": embed, "scheduling and parsing": max(0.0, wall - generate - embed)}
     return {
         "samples": len(samples), "metrics": args.metrics.split(","), "reasons": not args.no_reasons,
-        "engine": engine.fingerprint, "engine_args": {k: v for k, v in engine.engine_args.items() if k != "model"},
+        "engine": engine.fingerprint, "engine_args": {k: v if isinstance(v, int | float | str | bool | None) else str(v)
+                        for k, v in engine.engine_args.items() if k != "model"},
         "wall_seconds": wall, "start_up_seconds": round(start_up, 3), "engine_seconds": round(generate, 3),
         "parts_seconds": {k: round(v, 3) for k, v in parts.items()},
         "judge_calls": total["judge_calls"], "engine_calls": total["engine_calls"],
