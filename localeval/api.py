@@ -93,8 +93,7 @@ class EvaluationResult:
         return {name: summarize(name, self.output.outcomes[name], self.soft_scores(name)) for name in self.metric_names}
 
     def soft_scores(self, metric: str) -> list[float | None] | None:
-        """Each sample's soft score (None: a run without soft verdicts)."""
-        return soft_scores(self.output.traces.get(metric, []))
+        return soft_scores(self.output.traces.get(metric, []))  # None: a run without soft verdicts
 
     def usage(self) -> dict[str, Usage]:
         return self.output.usage

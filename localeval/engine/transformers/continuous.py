@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from localeval.engine.grammar import BatchGrammar
 from localeval.engine.soft import LeadTable, note_p1
 from localeval.engine.transformers.batching import SlotTable
-from localeval.engine.transformers.decode import Row, pick
+from localeval.engine.transformers.decode import Row, pick, start_grammar
 from localeval.engine.transformers.kv_cache import PrefixCache, slot_layer
 from localeval.engine.transformers.loading import LoadedModel
 
@@ -102,10 +102,7 @@ def decode_continuous(loaded: LoadedModel, grammar_backend: Any, rows: list[Row]
 
     report = finished or (lambda row: None)
     device = loaded.device
-    clock = time.perf_counter()
-    grammar = BatchGrammar(grammar_backend, [r.schema for r in rows], loaded.vocab_size)
-    ready = grammar.fill(range(len(rows)))  # True: the grammar allows nothing but the end
-    profile["grammar_seconds"] += time.perf_counter() - clock
+    grammar, ready = start_grammar(loaded, grammar_backend, rows, profile)
     for k in range(len(rows)):
         if ready[k]:
             report(rows[k])

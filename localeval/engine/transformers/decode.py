@@ -38,6 +38,16 @@ class Row:
     probs: list[float] = field(default_factory=list)
 
 
+def start_grammar(loaded: LoadedModel, grammar_backend: Any, rows: list[Row],
+                  profile: MutableMapping[str, float]) -> tuple[BatchGrammar, list[bool]]:
+    """One grammar row per row, and whether each row's grammar already allows nothing but the end."""
+    clock = time.perf_counter()
+    grammar = BatchGrammar(grammar_backend, [r.schema for r in rows], loaded.vocab_size)
+    ready = grammar.fill(range(len(rows)))
+    profile["grammar_seconds"] += time.perf_counter() - clock
+    return grammar, list(ready)
+
+
 def decode_batch(loaded: LoadedModel, grammar_backend: Any, rows: list[Row], shared: int,
                  prefixes: PrefixCache, profile: MutableMapping[str, float],
                  finished: Callable[[Row], None] | None = None, leads: LeadTable | None = None) -> None:
@@ -52,11 +62,8 @@ def decode_batch(loaded: LoadedModel, grammar_backend: Any, rows: list[Row], sha
     from transformers import DynamicCache
 
     device = loaded.device
-    clock = time.perf_counter()
-    grammar = BatchGrammar(grammar_backend, [r.schema for r in rows], loaded.vocab_size)
-    ready = grammar.fill(range(len(rows)))  # True: the grammar allows nothing but the end
+    grammar, ready = start_grammar(loaded, grammar_backend, rows, profile)
     active = [b for b in range(len(rows)) if not ready[b]]
-    profile["grammar_seconds"] += time.perf_counter() - clock
     for b in range(len(rows)):
         if ready[b]:
             report(rows[b])
