@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -32,6 +34,17 @@ def small_embedder(models_folder: Path):
     from localeval.model_folders import DEFAULT_EMBEDDER
 
     return SentenceTransformerEmbedder(models_folder / DEFAULT_EMBEDDER)
+
+
+@pytest.fixture(scope="module")
+def ray_cluster() -> Iterator[Any]:
+    """A local Ray cluster of two CPUs for one test module (the Ray and bulk-on-Ray tests)."""
+    ray = pytest.importorskip("ray")
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        yield ray
+    finally:
+        ray.shutdown()
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

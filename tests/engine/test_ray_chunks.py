@@ -6,7 +6,6 @@ from __future__ import annotations
 import functools
 import json
 import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -53,16 +52,6 @@ def _logging(log: str, die_at: int | None = None, marker: str = "") -> Any:
         return rule_script(label, data, request)
 
     return functools.partial(ScriptedEngine, script)  # a closure travels to the replicas by value
-
-
-@pytest.fixture(scope="module")
-def ray_cluster() -> Iterator[Any]:
-    ray = pytest.importorskip("ray")
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    try:
-        yield ray
-    finally:
-        ray.shutdown()
 
 
 @pytest.fixture(scope="module")

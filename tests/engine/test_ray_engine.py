@@ -68,16 +68,6 @@ def test_a_spec_asks_for_one_gpu_per_vllm_replica(monkeypatch: pytest.MonkeyPatc
         EngineSpec("llamacpp")()
 
 
-@pytest.fixture(scope="module")
-def ray_cluster() -> Iterator[Any]:
-    ray = pytest.importorskip("ray")
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    try:
-        yield ray
-    finally:
-        ray.shutdown()
-
-
 @pytest.mark.slow  # starts a local Ray cluster
 def test_two_replicas_score_like_one_process_and_share_its_cache(ray_cluster: Any, tmp_path: Path) -> None:
     engine = RayEngine(2, EngineSpec("scripted"))

@@ -12,7 +12,7 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -182,17 +182,6 @@ def test_the_cli_evaluates_the_demo_on_the_vllm_engine(judge_dir: Path, tmp_path
         assert not set(metric.get("nan_reasons", {})) & {"invalid_output", "engine_error"}, (name, metric)
     rows = [json.loads(line) for line in (out / "scores.jsonl").read_text().splitlines()]
     assert len(rows) == 6
-
-
-@pytest.fixture(scope="module")
-def ray_cluster() -> Iterator[Any]:
-    import ray
-
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    try:
-        yield ray
-    finally:
-        ray.shutdown()
 
 
 def test_a_ray_replica_holds_a_real_vllm_engine(ray_cluster: Any, vllm_judge: Any, judge_dir: Path,
