@@ -15,14 +15,11 @@ its ``_ascore`` asks once whatever the strictness. Same line format as ``ragas-0
 
 from __future__ import annotations
 
-import argparse
-import asyncio
-import json
 import random
 import typing as t
-from pathlib import Path
 
 from conformance_vectors import REFERENCE, RESPONSE, USER_INPUT, ScriptedLLM, TableEmbedding, bits, names, ragas_value
+from conformance_vectors import main as write_cases
 from ragas.metrics import AspectCritic
 from ragas.metrics._aspect_critic import AspectCriticOutput
 from ragas.metrics.collections import (
@@ -186,23 +183,5 @@ async def build(seed: int) -> list[dict[str, t.Any]]:
     return rows
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--out", type=Path, required=True)
-    parser.add_argument("--seed", type=int, default=44)
-    args = parser.parse_args()
-    rows = asyncio.run(build(args.seed))
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    counts: dict[str, list[int]] = {}
-    for r in rows:
-        c = counts.setdefault(r["metric"], [0, 0])
-        c[0] += 1
-        c[1] += r["expected"] is None
-    for metric, (n, nan) in counts.items():
-        print(f"{metric:22s} {n:4d} cases, {nan:3d} NaN")
-    print(f"{len(rows)} cases -> {args.out}")
-
-
 if __name__ == "__main__":
-    main()
+    write_cases(build, seed=44, description=__doc__)

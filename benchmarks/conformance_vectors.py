@@ -324,12 +324,15 @@ async def build(seed: int) -> list[dict[str, t.Any]]:
     return rows
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def main(build: t.Callable[[int], t.Awaitable[list[dict]]] | None = None, seed: int = 43,
+         description: str | None = None) -> None:
+    """Write the cases ``build(seed)`` makes to ``--out`` and print a count per metric (this script's cases
+    by default; ``conformance_more.py`` passes its own)."""
+    parser = argparse.ArgumentParser(description=(description or __doc__).split("\n")[0])
     parser.add_argument("--out", type=Path, required=True)
-    parser.add_argument("--seed", type=int, default=43)
+    parser.add_argument("--seed", type=int, default=seed)
     args = parser.parse_args()
-    rows = asyncio.run(build(args.seed))
+    rows = asyncio.run((build or globals()["build"])(args.seed))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text("".join(json.dumps(r) + "\n" for r in rows))
     counts: dict[str, list[int]] = {}
