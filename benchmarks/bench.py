@@ -66,7 +66,9 @@ def add_judge_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--batch-size", type=int, default=16, help="transformers engine: most rows in a batch")
     parser.add_argument("--batch-tokens", type=int, default=16384,
                         help="transformers engine: token budget of a batch (0: rows only)")
-    parser.add_argument("--dtype", default="auto", help="vllm engine: weights dtype (auto: bfloat16 on a CPU)")
+    parser.add_argument("--dtype", default="auto",
+                        help="weights dtype (auto: the engine's default: transformers on a CPU float32, "
+                             "vllm the model's); transformers bfloat16: bf16 weights, attention in float32")
     parser.add_argument("--compile", action="store_true", help="vllm engine: compile (default on a CPU: eager)")
 
 
@@ -79,8 +81,9 @@ def localeval_models(args: argparse.Namespace) -> tuple[Any, Any, Any]:
         from localeval.engine.scripted import ScriptedEngine, rule_script
 
         return ScriptedEngine(rule_script), HashEmbedder(), None
-    extra = ({"dtype": args.dtype, "enforce_eager": False if args.compile else None,
-              "progress": bool(getattr(args, "progress", False))} if args.engine == "vllm" else {})
+    extra: dict[str, Any] = ({"dtype": args.dtype, "enforce_eager": False if args.compile else None,
+                              "progress": bool(getattr(args, "progress", False))} if args.engine == "vllm" else
+                             {"dtype": args.dtype} if args.dtype != "auto" else {})
     options = JudgeOptions(engine=args.engine, batch_size=args.batch_size, batch_tokens=args.batch_tokens or None,
                            threads=args.threads, extra=extra)
     return model_path(args.judge), model_path(args.embedder), options

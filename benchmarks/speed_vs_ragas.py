@@ -3,7 +3,9 @@
     python benchmarks/speed_vs_ragas.py --n 10 --judge models/smollm2-135m-instruct \\
         --embedder models/all-minilm-l6-v2
 
-localeval runs here (``localeval.evaluate``, no cache); Ragas runs in ``benchmarks/.ragas-venv``
+localeval runs as ``localeval evaluate`` in its own process (no cache), timed from its start to its
+exit, so interpreter start, imports, model loading, grammar compilation and the report all count
+(``--in-process`` runs it here instead and prints the engine's time split); Ragas runs in ``benchmarks/.ragas-venv``
 (``bash benchmarks/setup_ragas.sh``) through ``ragas_run.py``. Both score the same ClapNQ samples
 with faithfulness, response relevancy, context precision, context recall, factual correctness and
 noise sensitivity. Writes ``benchmarks/results/speed_vs_ragas.json`` and prints one table per system
@@ -35,7 +37,7 @@ RAGAS_PYTHON = REPO / "benchmarks" / ".ragas-venv" / "bin" / "python"
 
 
 def run_localeval(samples: list[dict[str, Any]], args: argparse.Namespace) -> dict[str, Any]:
-    """Score with localeval; its figures as a dict shaped like ragas_run.py's."""
+    """Score with localeval in this process; its figures as a dict shaped like ragas_run.py's."""
     import localeval
     from localeval.api import load_judge
 
@@ -46,7 +48,52 @@ def run_localeval(samples: list[dict[str, Any]], args: argparse.Namespace) -> di
     result = localeval.evaluate(samples, metrics=list(METRICS), judge=judge, embedder=embedder,
                                 judge_options=options, out=args.run_dir, cache=False, progress=args.progress)
     total = time.perf_counter() - started
-    summary = result.summary_dict()
+    figures = localeval_figures(result.summary_dict(), args)
+    figures["load_seconds"] = round(total - figures["wall_seconds"], 3)
+    figures["engine_profile"] = {k: round(v, 3) for k, v in getattr(judge, "profile", {}).items()}
+    return figures
+
+
+def localeval_command(samples_file: Path, args: argparse.Namespace) -> list[str]:
+    """The ``localeval evaluate`` command a user runs for these samples, metrics and judge settings."""
+    command = [sys.executable, "-m", "localeval", "evaluate", str(samples_file), "--out", args.run_dir,
+               "--metrics", ",".join(METRICS), "--no-cache", "--engine", args.engine,
+               "--judge", model_path(args.judge), "--embedder", model_path(args.embedder),
+               "--batch-size", str(args.batch_size), "--batch-tokens", str(args.batch_tokens or 0)]
+    if args.threads:
+        command += ["--threads", str(args.threads)]
+    if args.dtype != "auto":
+        command += ["--dtype", args.dtype]
+    if args.engine == "vllm" and args.compile:
+        command.append("--compile")
+    if not args.progress:
+        command.append("--no-progress")
+    return command
+
+
+def run_localeval_process(samples_file: Path, args: argparse.Namespace) -> dict[str, Any]:
+    """Score with ``localeval evaluate`` in its own process, timed from its start to its exit (interpreter
+    start, imports, model loading, scoring and the report all count); its figures from summary.json."""
+    import shutil
+
+    shutil.rmtree(args.run_dir, ignore_errors=True)
+    command = localeval_command(samples_file, args)
+    print("running localeval:", " ".join(command), file=sys.stderr, flush=True)
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    started = time.perf_counter()
+    subprocess.run(command, env=env, check=True)
+    process = time.perf_counter() - started
+    figures = localeval_figures(json.loads((Path(args.run_dir) / "summary.json").read_text()), args)
+    figures["process_seconds"] = round(process, 3)
+    figures["load_seconds"] = round(process - figures["wall_seconds"], 3)  # everything but scoring
+    figures["command"] = " ".join(command[2:]).replace(str(samples_file), "SAMPLES.jsonl")
+    return figures
+
+
+def localeval_figures(summary: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
+    """A localeval summary as a dict shaped like ragas_run.py's."""
+    import localeval
+
     t = summary["total"]
     metrics = {}
     for name in METRICS:
@@ -55,14 +102,15 @@ def run_localeval(samples: list[dict[str, Any]], args: argparse.Namespace) -> di
                          "nan_share": m.get("nan_share"), "nan_reasons": m.get("nan_reasons", {}),
                          "calls": u["judge_calls"], "completion_tokens": u["completion_tokens"],
                          "prompt_tokens": u["prompt_tokens"], "seconds": u["engine_seconds"]}
+    last = str(summary["run"]["judge"]).rsplit(":", 1)[-1]  # transformers' fingerprint ends with its dtype
+    dtype = last if last in ("float32", "bfloat16", "float16") else args.dtype
     return {
-        "system": f"localeval {localeval.__version__} ({args.engine})",
-        "samples": len(samples), "samples_done": len(samples), "finished": True,
-        "load_seconds": round(total - t["wall_seconds"], 3), "wall_seconds": t["wall_seconds"],
+        "system": f"localeval {localeval.__version__} ({args.engine}, {dtype})",
+        "samples": t["samples"], "samples_done": t["samples"], "finished": True,
+        "wall_seconds": t["wall_seconds"],
         "samples_per_second": t["samples_per_second"], "judge_calls": t["judge_calls"],
         "engine_calls": t["engine_calls"], "rounds": t["rounds"], "prompt_tokens": t["prompt_tokens"],
         "completion_tokens": t["completion_tokens"], "metrics": metrics, "judge": summary["run"]["judge"],
-        "engine_profile": {k: round(v, 3) for k, v in getattr(judge, "profile", {}).items()},
     }
 
 
@@ -161,8 +209,24 @@ def ratios(local: dict[str, Any], ragas: dict[str, Any]) -> dict[str, Any]:
            for key in ("wall_seconds", "judge_calls", "completion_tokens")}
     out["speedup"] = round(per(ragas, "wall_seconds", n_r) / per(local, "wall_seconds", n_l), 2)
     out["ragas_seconds_for_all_samples"] = round(per(ragas, "wall_seconds", n_r) * ragas["samples"], 1)
+    if local.get("process_seconds"):  # whole processes: start-up, imports, loading and scoring
+        ragas_whole, basis = ragas_process_seconds(ragas)
+        out["whole_process_speedup"] = round(ragas_whole / local["process_seconds"], 2)
+        out["ragas_whole_seconds"], out["ragas_whole_basis"] = round(ragas_whole, 1), basis
     out["basis"] = "per sample" if n_r == n_l else f"per sample: Ragas finished {n_r} of {ragas['samples']}"
     return out
+
+
+def ragas_process_seconds(ragas: dict[str, Any]) -> tuple[float, str]:
+    """Ragas' whole run for all its samples, and how it was measured."""
+    finished = ragas["samples_done"] == ragas["samples"]
+    if finished and ragas.get("process_seconds"):
+        return float(ragas["process_seconds"]), "its process, from start to exit"
+    scoring = ragas["wall_seconds"] / ragas["samples_done"] * ragas["samples"]
+    basis = "its model loading and scoring (its interpreter start and imports were not timed, in Ragas' favour)"
+    if not finished:
+        basis += f"; scoring projected from the {ragas['samples_done']} samples it finished"
+    return float(ragas["load_seconds"]) + scoring, basis
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -184,6 +248,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-json-stop", action="store_true",
                         help="Ragas adapter: generate to EOS or max tokens, not only until the JSON closes")
     parser.add_argument("--progress", action="store_true", help="show localeval's progress bars")
+    parser.add_argument("--in-process", action="store_true",
+                        help="run localeval in this process (its engine's time split is printed; start-up "
+                             "is not timed); default: `localeval evaluate` in its own process, timed whole")
     parser.add_argument("--run-dir", default=str(REPO / "runs" / "bench-speed-localeval"))
     parser.add_argument("--out", default=str(RESULTS / "speed_vs_ragas.json"))
     args = parser.parse_args(argv)
@@ -192,9 +259,15 @@ def main(argv: list[str] | None = None) -> int:
     samples = build_samples(args.n, seed=args.seed, top_k=args.top_k, wrong_share=args.wrong_share)
     print(f"{len(samples)} ClapNQ samples (seed {args.seed}, top-k {args.top_k}); machine: "
           f"{machine_line(machine)}", flush=True)
-    local = run_localeval(samples, args)
+    if args.in_process or args.engine == "scripted":  # the scripted judge has no command line
+        local = run_localeval(samples, args)
+    else:
+        with tempfile.TemporaryDirectory() as tmp:
+            local = run_localeval_process(write_jsonl(samples, Path(tmp) / "samples.jsonl"), args)
     print(system_table(local), flush=True)
-    if local["engine_profile"]:
+    if local.get("process_seconds"):
+        print(f"   whole process: {local['process_seconds']:.1f} s ({local['command']})", flush=True)
+    if local.get("engine_profile"):
         p = local["engine_profile"]
         print("   engine time: " + ", ".join(f"{k.removesuffix('_seconds')} {p.get(k, 0):.1f} s" for k in
               ("prefix_seconds", "prefill_seconds", "decode_seconds", "grammar_seconds")) +
@@ -223,6 +296,10 @@ def main(argv: list[str] | None = None) -> int:
                   f"{r['judge_calls']}, completion tokens {r['completion_tokens']}; localeval is "
                   f"{r['speedup']}x faster (Ragas would need about {r['ragas_seconds_for_all_samples']:.0f} s "
                   f"for all {ragas['samples']} samples)")
+            if "whole_process_speedup" in r:
+                print(f"whole processes: localeval {local['process_seconds']:.0f} s, "
+                      f"Ragas {r['ragas_whole_seconds']:.0f} s "
+                      f"({r['ragas_whole_basis']}): localeval is {r['whole_process_speedup']}x faster")
     from bench import write_json
 
     print(f"wrote {write_json(args.out, result)}")
