@@ -222,7 +222,12 @@ def main(argv: list[str] | None = None) -> int:
                "at_or_over_smallest_bound": at_bound, "bounds": sorted(set(b for b in bounds if b))}
     print(f"reasons in the float32 answers: {reasons}", flush=True)
     results: list[dict[str, Any]] = []
-    for text in args.candidates.split(","):
+    header = {"command": "python benchmarks/verdict_identity.py " + " ".join(sys.argv[1:] if argv is None else argv),
+              "machine": machine, "asks": len(reference), "reference_seconds": round(recorder.seconds, 1),
+              "reference_completion_tokens": sum(c.completion_tokens for _, r in reference for c in r.choices),
+              "reasons": reasons}
+    candidates = args.candidates.split(",")
+    for text in candidates:
         cand = Candidate.parse(text)
         started = time.perf_counter()
         engine = engine_for(cand.dtype)
@@ -242,11 +247,7 @@ def main(argv: list[str] | None = None) -> int:
               f"of {row['text_asks']}; {row['generate_seconds']} s, {row['completion_tokens']} completion tokens",
               flush=True)
         del engine
-    out = write_json(args.out, {
-        "command": "python benchmarks/verdict_identity.py " + " ".join(sys.argv[1:] if argv is None else argv),
-        "machine": machine, "asks": len(reference), "reference_seconds": round(recorder.seconds, 1),
-        "reference_completion_tokens": sum(c.completion_tokens for _, r in reference for c in r.choices),
-        "reasons": reasons, "candidates": results})
+        out = write_json(args.out, {**header, "partial": len(results) < len(candidates), "candidates": results})
     print(f"wrote {out}")
     return 0
 

@@ -69,7 +69,7 @@ def test_the_script_runs_with_the_scripted_judge(tmp_path):
                            "--out", str(tmp_path / "v.json")], capture_output=True, text=True, timeout=300, cwd=ROOT)
     assert done.returncode == 0, done.stderr[-2000:]
     data = json.loads((tmp_path / "v.json").read_text())
-    assert [c["candidate"] for c in data["candidates"]] == ["float32", "bfloat16+reason=40"]
+    assert [c["candidate"] for c in data["candidates"]] == ["float32", "bfloat16+reason=40"] and not data["partial"]
     first = data["candidates"][0]
     assert first["verdict_asks"] > 10 and first["text_asks"] > 0  # NLI verdicts and statement lists both met
     assert first["verdict_asks_identical"] == 1.0  # a rule-based judge answers the same asks alike
