@@ -146,6 +146,15 @@ def run_ragas(samples_file: Path, args: argparse.Namespace) -> dict[str, Any]:
     return data
 
 
+def check_same_samples(samples: list[dict[str, Any]], data: dict[str, Any], path: Path) -> None:
+    """Stop unless the Ragas result in ``data`` (read from ``path``) scored exactly these samples."""
+    with tempfile.TemporaryDirectory() as tmp:
+        digest = hashlib.sha256(write_jsonl(samples, Path(tmp) / "samples.jsonl").read_bytes()).hexdigest()
+    if data.get("samples_sha256") != digest:
+        raise SystemExit(f"{path} was measured on other samples (digest {data.get('samples_sha256')}, "
+                         f"these are {digest}): run Ragas again, or pass the same --n/--seed/--top-k")
+
+
 def reuse_ragas(samples: list[dict[str, Any]], path: Path) -> dict[str, Any]:
     """A Ragas result measured earlier (or still being measured: waited for), after checking it scored
     exactly these samples."""
@@ -157,11 +166,7 @@ def reuse_ragas(samples: list[dict[str, Any]], path: Path) -> dict[str, Any]:
             raise SystemExit(f"{path} says running but has not changed for an hour: was ragas_run.py stopped?")
         time.sleep(60)
         data = json.loads(path.read_text())
-    with tempfile.TemporaryDirectory() as tmp:
-        digest = hashlib.sha256(write_jsonl(samples, Path(tmp) / "samples.jsonl").read_bytes()).hexdigest()
-    if data.get("samples_sha256") != digest:
-        raise SystemExit(f"{path} was measured on other samples (digest {data.get('samples_sha256')}, "
-                         f"these are {digest}): run Ragas again, or pass the same --n/--seed/--top-k")
+    check_same_samples(samples, data, path)
     data["reused_from"] = str(path)
     return data
 
@@ -259,6 +264,8 @@ def main(argv: list[str] | None = None) -> int:
     samples = build_samples(args.n, seed=args.seed, top_k=args.top_k, wrong_share=args.wrong_share)
     print(f"{len(samples)} ClapNQ samples (seed {args.seed}, top-k {args.top_k}); machine: "
           f"{machine_line(machine)}", flush=True)
+    if args.ragas_result:  # a Ragas result for other samples stops the run before localeval's side
+        check_same_samples(samples, json.loads(Path(args.ragas_result).read_text()), Path(args.ragas_result))
     if args.in_process or args.engine == "scripted":  # the scripted judge has no command line
         local = run_localeval(samples, args)
     else:

@@ -77,6 +77,7 @@ def test_speed_vs_ragas_reuses_a_ragas_result_only_for_the_same_samples(tmp_path
     other = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "speed_vs_ragas.py"), "--engine", "scripted",
                             *args[:2], "--top-k", "3", *args[4:]], capture_output=True, text=True, cwd=ROOT)
     assert other.returncode != 0 and "measured on other samples" in other.stderr
+    assert "== localeval" not in other.stdout  # stopped before localeval's side ran, not after
 
 
 def test_judge_settings_takes_the_default_row_only_from_a_whole_run_from_the_first_question(tmp_path):
