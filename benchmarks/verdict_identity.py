@@ -22,11 +22,11 @@ place; an ask's verdicts are identical when all of them are. Asks that answer wi
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import sys
 import time
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -90,45 +90,33 @@ def bound_reasons(schema: Any, chars: int) -> Any:
     return out
 
 
+def nodes(value: Any, path: str = "") -> Iterator[tuple[str, Any]]:
+    """Every value inside parsed JSON with its path (``.key``, ``[i]``), the outermost first."""
+    yield path, value
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from nodes(v, f"{path}.{k}")
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from nodes(v, f"{path}[{i}]")
+
+
 def verdicts(text: str) -> list[tuple[str, int]] | None:
     """Every integer of a JSON answer with its path; None when the text is not JSON."""
     try:
         data = json.loads(text)
     except json.JSONDecodeError:
         return None
-    found: list[tuple[str, int]] = []
-
-    def walk(value: Any, path: str) -> None:
-        if isinstance(value, dict):
-            for k, v in value.items():
-                walk(v, f"{path}.{k}")
-        elif isinstance(value, list):
-            for i, v in enumerate(value):
-                walk(v, f"{path}[{i}]")
-        elif isinstance(value, bool | int):
-            found.append((path, int(value)))
-
-    walk(data, "")
-    return found
+    return [(path, int(v)) for path, v in nodes(data) if isinstance(v, bool | int)]
 
 
 def reason_chars(text: str) -> list[int]:
     """The length of every ``reason`` in a JSON answer."""
-    out: list[int] = []
-
-    def walk(value: Any) -> None:
-        if isinstance(value, dict):
-            for k, v in value.items():
-                if k == "reason" and isinstance(v, str):
-                    out.append(len(v))
-                walk(v)
-        elif isinstance(value, list):
-            for v in value:
-                walk(v)
-
-    with contextlib.suppress(json.JSONDecodeError):
-        walk(json.loads(text))
-    return out
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError:
+        return []
+    return [len(v) for path, v in nodes(data) if path.endswith(".reason") and isinstance(v, str)]
 
 
 @dataclass(frozen=True)
@@ -254,17 +242,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _reason_schemas(schema: Any) -> list[dict[str, Any]]:
     """Every ``reason`` string schema inside ``schema``."""
-    found: list[dict[str, Any]] = []
-    if isinstance(schema, dict):
-        reason = schema.get("properties", {}).get("reason")
-        if isinstance(reason, dict):
-            found.append(reason)
-        for v in schema.values():
-            found += _reason_schemas(v)
-    elif isinstance(schema, list):
-        for v in schema:
-            found += _reason_schemas(v)
-    return found
+    return [v for path, v in nodes(schema) if path.endswith(".properties.reason") and isinstance(v, dict)]
 
 
 if __name__ == "__main__":
