@@ -70,6 +70,8 @@ def add_judge_arguments(parser: argparse.ArgumentParser) -> None:
                         help="weights dtype (auto: the engine's default: transformers on a CPU float32, "
                              "vllm the model's); transformers bfloat16: bf16 weights, attention in float32")
     parser.add_argument("--compile", action="store_true", help="vllm engine: compile (default on a CPU: eager)")
+    parser.add_argument("--stop-repeats", action="store_true",
+                        help="transformers engine: end a list the moment the judge repeats an earlier item")
 
 
 def localeval_models(args: argparse.Namespace) -> tuple[Any, Any, Any]:
@@ -84,6 +86,8 @@ def localeval_models(args: argparse.Namespace) -> tuple[Any, Any, Any]:
     extra: dict[str, Any] = ({"dtype": args.dtype, "enforce_eager": False if args.compile else None,
                               "progress": bool(getattr(args, "progress", False))} if args.engine == "vllm" else
                              {"dtype": args.dtype} if args.dtype != "auto" else {})
+    if getattr(args, "stop_repeats", False):
+        extra["stop_repeats"] = True
     options = JudgeOptions(engine=args.engine, batch_size=args.batch_size, batch_tokens=args.batch_tokens or None,
                            threads=args.threads, extra=extra)
     return model_path(args.judge), model_path(args.embedder), options

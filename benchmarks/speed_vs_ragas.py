@@ -66,6 +66,8 @@ def localeval_command(samples_file: Path, args: argparse.Namespace) -> list[str]
         command += ["--dtype", args.dtype]
     if args.engine == "vllm" and args.compile:
         command.append("--compile")
+    if args.stop_repeats:
+        command.append("--stop-repeats")
     if not args.progress:
         command.append("--no-progress")
     return command

@@ -147,6 +147,34 @@ def test_the_retry_budget_stops_at_the_context_window() -> None:
     assert prompt + first < 700 and retried == 700 - prompt and retried > first
 
 
+class GrowingEngine(ScriptedEngine):
+    """A scripted engine that, like the transformers engine, decodes past the planned length in place."""
+
+    grows_in_place = True
+
+
+def test_an_engine_that_grows_budgets_gets_the_retry_budget_at_once_and_no_retry() -> None:
+    seen: list[tuple[int, int, dict]] = []
+
+    def script(label, data, request):
+        if label == "statements":
+            seen.append((request.max_tokens, request.expected_tokens, request.schema))
+            if "City 1" in data["answer"]:  # cut off even at the grown budget: final, NaN, no second ask
+                return Choice(text='{"statements": ["cut', completion_tokens=request.max_tokens, finish_reason="length")
+        return rule_script(label, data, request)
+
+    engine = GrowingEngine(script)
+    out = Scheduler(engine, progress=False).run(_samples(3), parse_metrics("faithfulness"))
+    assert len(seen) == 3 and len(engine.calls) == 2  # statements, then NLI: no retry call
+    for budget, planned, schema in seen:
+        bound = answer_token_bound(schema)
+        assert bound is not None and planned > 0 and budget == max(2 * planned, bound) > planned
+    assert all(r.planned_tokens == r.expected_tokens for r in engine.requests)
+    values = out.outcomes["faithfulness"]
+    assert values[1] == Nan("truncated") and isinstance(values[0], float) and isinstance(values[2], float)
+    assert out.usage["faithfulness"].retries == 0
+
+
 def test_engine_error_on_one_ask_does_not_sink_the_round() -> None:
     def script(label, data, request):
         if "City 3" in request.messages[-1][1]:

@@ -42,6 +42,7 @@ class Shared:
     dtype: str = "auto"
     quantization: str | None = None
     enforce_eager: bool | None = None
+    stop_repeats: bool = False
     no_progress: bool = False
     cache: str | None = None
     no_cache: bool = False
@@ -59,6 +60,10 @@ class Shared:
     def judge_options(self, seed: int) -> JudgeOptions:
         """How the judge is loaded and run."""
         extra: dict[str, object] = {"dtype": self.dtype} if self.dtype != "auto" else {}
+        if self.stop_repeats:
+            if self.engine != "transformers":
+                raise LocalevalError("--stop-repeats works on the transformers engine only")
+            extra["stop_repeats"] = True
         if self.engine != "transformers":
             extra = {
                 "tensor_parallel_size": self.tensor_parallel_size,
@@ -124,6 +129,8 @@ ENGINE = (*options(
     ("dtype", str, "weights dtype: auto (transformers on a CPU: float32; vllm: the model's), float32, bfloat16 "
                    "(transformers: bf16 weights, attention in float32), float16"),
     ("quantization", str | None, "vllm: awq, gptq, fp8, ... (default: from the model folder)"),
+    ("stop_repeats", bool, "transformers engine: end a list the moment the judge repeats an earlier item of it "
+                           "(fewer tokens from a judge that loops; only such answers change; README: Speed knobs)"),
 ), ("enforce_eager", Annotated[bool | None, typer.Option(
     "--enforce-eager/--compile",
     help="vllm: run the model eagerly, or compile it (CUDA graphs); default: eager on a CPU build, compiled on a GPU",

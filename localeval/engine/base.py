@@ -25,6 +25,14 @@ class Request:
     seed: int = 0
     label: str = ""  # the prompt's name, for logs and scripted engines; not sent to the model
     soft: bool = False  # also record p(1) at each binary decision (Choice.verdict_probs)
+    # The answer's typical length, for planning batches (0: max_tokens). An engine that grows a row's
+    # budget in place (``grows_in_place``) is sent the retry budget as max_tokens and this as the plan.
+    expected_tokens: int = 0
+
+    @property
+    def planned_tokens(self) -> int:
+        """The answer length batches are planned by: ``expected_tokens`` when set, else ``max_tokens``."""
+        return self.expected_tokens or self.max_tokens
 
 
 @dataclass(frozen=True)
@@ -52,7 +60,13 @@ class Result:
 
 @runtime_checkable
 class JudgeEngine(Protocol):
-    """A judge model behind one method."""
+    """A judge model behind one method.
+
+    An engine whose class sets ``grows_in_place = True`` decodes a row past its planned length
+    (``Request.planned_tokens``) up to ``max_tokens`` without restarting it: the scheduler then sends
+    each ask with the budget a cut-off answer would be retried with, and retries nothing (greedy
+    answers are the same, without decoding the cut-off part twice).
+    """
 
     @property
     def fingerprint(self) -> str:

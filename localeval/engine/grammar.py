@@ -201,6 +201,7 @@ class BatchGrammar:
     """One matcher per batch row; masks logits and tells which rows have finished their JSON."""
 
     def __init__(self, backend: GrammarBackend, schemas: Sequence[str], vocab_size: int) -> None:
+        self._backend, self._schemas = backend, list(schemas)
         self._matchers = [backend.matcher(s) for s in schemas]
         self._vocab_size = vocab_size
         words = (vocab_size + 31) // 32
@@ -234,6 +235,19 @@ class BatchGrammar:
     def is_stop(self, token: int) -> bool:
         """Whether ``token`` ends a row (the grammar allowed it only where the JSON is complete)."""
         return token in self._stop_ids
+
+    def complete_with(self, row: int, tokens: Sequence[int]) -> bool:
+        """Whether ``tokens`` form a whole answer ``row``'s schema allows; if so the row's grammar is
+        moved to its end (nothing is left but to stop), else the row's grammar is left as it was."""
+        matcher = self._backend.matcher(self._schemas[row])
+        if not all(matcher.accept(t) for t in tokens):
+            return False
+        probe = torch.zeros(1, self.bitmask.shape[1], dtype=torch.int32)
+        matcher.fill(probe, 0)
+        if ((probe & self._not_banned & self._not_stop) != 0).any():
+            return False  # the answer could still go on: not a complete JSON value
+        self._matchers[row] = matcher
+        return True
 
     def accept(self, row: int, token: int) -> None:
         """Advance ``row`` by ``token``; a rejected token is a bug in masking, so it raises."""

@@ -1,9 +1,11 @@
-"""Engine calls: one per batch, cut-off answers asked again with a bigger budget, failing batches bisected."""
+"""Engine calls: one per batch, cut-off answers asked again with a bigger budget (an engine that grows
+budgets in place gets that budget at once), failing batches bisected."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from localeval.engine.base import JudgeEngine, Request, Result
@@ -37,6 +39,9 @@ class Generation:
         """Answers by key for every pending request of round ``number``, cut-off ones retried once."""
         answers: dict[str, Any] = {}
         retry: list[Pending] = []
+        grows = getattr(self.engine, "grows_in_place", False)
+        if grows:  # one attempt, each ask allowed what its retry would get
+            todo = [Pending(p.key, self.grown(p.request), p.askers) for p in todo]
         for attempt in (1, 2):
             batch = todo if attempt == 1 else retry
             if not batch:
@@ -47,7 +52,7 @@ class Generation:
 
             def on_result(i: int, result: Result, batch: list[Pending] = batch,
                           store: list[tuple[str, dict[str, Any]]] = store, reported: set[int] = reported,
-                          final: bool = attempt == 2) -> None:
+                          final: bool = attempt == 2 or grows) -> None:
                 reported.add(i)
                 shown.finished(i)
                 answer = answer_dict(result)
@@ -75,7 +80,7 @@ class Generation:
             retry = []
             for p, result in zip(batch, results, strict=True):
                 answer = answer_dict(result)
-                if attempt == 1 and cut_off(answer):
+                if attempt == 1 and not grows and cut_off(answer):
                     bigger = Request(**{**p.request.__dict__, "max_tokens": self.retry_budget(p.request, result)})
                     retry.append(Pending(p.key, bigger, p.askers))
                     continue
@@ -87,7 +92,14 @@ class Generation:
         for every row the engine decodes."""
         prompt = self.engine.count_prompt_tokens(request)
         rows = request.n if request.temperature > 0 else 1
-        return int(prompt) + request.max_tokens * rows
+        return int(prompt) + request.planned_tokens * rows
+
+    def grown(self, request: Request) -> Request:
+        """``request`` for an engine that grows budgets in place: its retry budget as the most it may
+        decode, its own budget as the plan."""
+        prompt = self.engine.count_prompt_tokens(request)
+        budget = self.retry_budget(request, Result(choices=[], prompt_tokens=int(prompt)))
+        return replace(request, max_tokens=budget, expected_tokens=request.max_tokens)
 
     def retry_budget(self, request: Request, result: Result) -> int:
         """A cut-off answer's second budget: enough for any answer its schema allows, where that fits.

@@ -26,7 +26,9 @@ def test_localeval_runs_as_the_command_a_user_types_with_the_same_settings():
     assert command[1:4] == ["-m", "localeval", "evaluate"] and command[4] == "s.jsonl"
     assert ",".join(svr.METRICS) in command and "--no-cache" in command and "--no-progress" in command
     assert command[command.index("--threads") + 1] == "1" and command[command.index("--dtype") + 1] == "bfloat16"
-    assert "--dtype" not in svr.localeval_command(Path("s.jsonl"), _args())  # auto: the engine's own default
+    plain = svr.localeval_command(Path("s.jsonl"), _args())
+    assert "--dtype" not in plain and "--stop-repeats" not in plain  # auto: the engine's own default
+    assert "--stop-repeats" in svr.localeval_command(Path("s.jsonl"), _args("--stop-repeats"))
 
 
 def test_ragas_whole_run_is_its_process_when_timed_else_loading_and_scoring_in_its_favour():

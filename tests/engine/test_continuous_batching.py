@@ -81,3 +81,53 @@ def test_continuous_batches_answer_as_batches_of_one(judge_engine, asks, monkeyp
     # the full ones (rows / 4) plus the drain after the last admission (at most the longest answer)
     longest = max(c.completion_tokens for r in batched for c in r.choices)
     assert steps <= rows / 4 + longest
+
+
+def test_a_row_past_its_planned_length_decodes_on_to_the_answer_it_gets_with_the_whole_budget(
+        judge_engine, asks, monkeypatch):
+    """The engine grows budgets in place: planned at 20 tokens, the cut-short ask runs on in its slot
+    beside the others to the same answer as when its whole budget is planned, and nothing is cut."""
+    monkeypatch.setattr(judge_engine, "batch_size", 4)
+    assert judge_engine.grows_in_place
+    cut = next(a for a in asks if a.max_tokens == 20)
+    some = [cut, *asks[:5]]  # beside statements and usefulness verdicts
+    short = 0
+    whole = [dataclasses.replace(a, max_tokens=600) if i == short else a for i, a in enumerate(some)]
+    planned = [dataclasses.replace(a, expected_tokens=20) if i == short else a for i, a in enumerate(whole)]
+    grown, reference = judge_engine.generate(planned), judge_engine.generate(whole)
+    assert _answers(grown) == _answers(reference)
+    (choice,) = grown[short].choices
+    assert choice.finish_reason == "stop" and choice.completion_tokens > 20
+    json.loads(choice.text)
+
+
+def _repeating_asks() -> list[Request]:
+    """Statement asks for answers that say the same thing again and again (the bundled judge copies them)."""
+    from localeval.prompts import STATEMENTS, Settings, StatementsInput
+
+    settings = Settings()
+    answers = ["Paris is the capital of France. " * 6, "The Nile flows north. It is long. " * 5]
+    inputs = [StatementsInput(question="Tell me about it.", answer=a.strip()) for a in answers]
+    return [Request(messages=STATEMENTS.messages(i, settings), schema=STATEMENTS.schema(i, settings),
+                    max_tokens=STATEMENTS.max_tokens(i, settings), label=STATEMENTS.name) for i in inputs]
+
+
+def test_the_repeat_guard_cuts_only_lists_that_repeat_an_item(judge_engine, asks, monkeypatch):
+    from localeval.engine.repeats import RepeatGuard, repeat_cut
+
+    monkeypatch.setattr(judge_engine, "batch_size", 4)
+    every = [*asks[:5], *_repeating_asks()]  # statements and usefulness verdicts, then two that repeat
+    plain = judge_engine.generate(every)
+    monkeypatch.setattr(judge_engine, "guard", RepeatGuard(judge_engine.tokenizer))
+    guarded = judge_engine.generate(every)
+    cut = 0
+    for p, g in zip(plain, guarded, strict=True):
+        for a, b in zip(p.choices, g.choices, strict=True):
+            if b.text == a.text:
+                assert repeat_cut(a.text) is None or a.text.startswith('{"verdicts"')  # NLI: one per statement
+                continue
+            cut += 1  # the guarded answer is the plain one ended before its first repeated item
+            assert b.text == repeat_cut(a.text) and b.finish_reason == "stop"
+            assert b.completion_tokens < a.completion_tokens
+            json.loads(b.text)
+    assert cut >= 2  # both repeating answers, maybe more

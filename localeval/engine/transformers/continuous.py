@@ -15,6 +15,7 @@ from collections.abc import Callable, MutableMapping
 from typing import TYPE_CHECKING, Any
 
 from localeval.engine.grammar import BatchGrammar
+from localeval.engine.repeats import RepeatGuard
 from localeval.engine.soft import LeadTable, note_p1
 from localeval.engine.transformers.batching import SlotTable
 from localeval.engine.transformers.decode import Row, pick, start_grammar
@@ -30,9 +31,10 @@ class Stepper:
 
     def __init__(self, grammar: BatchGrammar, rows: list[Row], generators: dict[int, Any],
                  report: Callable[[Row], None], profile: MutableMapping[str, float],
-                 leads: LeadTable | None = None) -> None:
+                 leads: LeadTable | None = None, guard: RepeatGuard | None = None) -> None:
         self.grammar, self.rows, self.generators = grammar, rows, generators
-        self.report, self.profile, self.leads = report, profile, leads
+        self.report, self.profile, self.leads, self.guard = report, profile, leads, guard
+        self.refused: dict[int, str] = {}  # per row, the last cut its schema did not allow
 
     def step(self, logits: torch.Tensor, ks: list[int]) -> list[int]:
         """Advance rows ``ks`` (logits row ``i`` is row ``ks[i]``); the rows that go on."""
@@ -48,6 +50,8 @@ class Stepper:
                 continue
             self.grammar.accept(k, token)
             self.rows[k].tokens.append(token)
+            if self.guard is not None and not self.rows[k].soft and self.guard.ends_item(token) and self._cut_repeat(k):
+                continue
             going.append(k)
         still: list[int] = []
         for k, done in zip(going, self.grammar.fill(going), strict=True):
@@ -59,6 +63,23 @@ class Stepper:
                 still.append(k)
         self.profile["grammar_seconds"] += time.perf_counter() - clock
         return still
+
+    def _cut_repeat(self, k: int) -> bool:
+        """End row ``k`` before its first repeated list item, where its schema allows (the guard).
+
+        A cut the schema refused (a list of fixed length) is not tried again for the same row."""
+        assert self.guard is not None
+        cut = self.guard.cut(self.rows[k].tokens)
+        if cut is None or self.refused.get(k) == cut:
+            return False
+        shorter = self.guard.tokens_for(self.rows[k].tokens, cut)
+        if not self.grammar.complete_with(k, shorter):
+            self.refused[k] = cut
+            return False
+        self.rows[k].tokens = shorter
+        self.profile["repeats_cut"] += 1
+        self._finish(k, "stop")
+        return True
 
     def _finish(self, k: int, reason: Any) -> None:
         self.rows[k].finish = reason
@@ -90,10 +111,12 @@ def prefill_row(loaded: LoadedModel, row: Row, prefixes: PrefixCache,
 
 def decode_continuous(loaded: LoadedModel, grammar_backend: Any, rows: list[Row], batch_size: int,
                       batch_tokens: int | None, prefixes: PrefixCache, profile: MutableMapping[str, float],
-                      finished: Callable[[Row], None] | None = None, leads: LeadTable | None = None) -> list[int]:
+                      finished: Callable[[Row], None] | None = None, leads: LeadTable | None = None,
+                      guard: RepeatGuard | None = None) -> list[int]:
     """Decode ``rows`` in place, admitted in list order as slots free up; the order they were admitted.
 
     ``leads`` (given when a row is soft): which tokens start with 0 or 1, for p(1) at binary decisions.
+    ``guard`` (given with ``stop_repeats``): a list that repeats an earlier item ends before it.
 
     ``finished(row)`` is called for each row as it completes (its JSON closed or its budget spent).
     """
@@ -109,12 +132,12 @@ def decode_continuous(loaded: LoadedModel, grammar_backend: Any, rows: list[Row]
     queue = deque(k for k in range(len(rows)) if not ready[k])
     if not queue:
         return []
-    costs = [len(r.ids) - r.shared + r.max_tokens for r in rows]
+    costs = [len(r.ids) - r.shared + r.plan for r in rows]
     generators = {k: torch.Generator().manual_seed(rows[k].seed) for k in queue if rows[k].temperature > 0}
-    stepper = Stepper(grammar, rows, generators, report, profile, leads)
+    stepper = Stepper(grammar, rows, generators, report, profile, leads, guard)
     table = SlotTable(batch_size, batch_tokens)
     cache = DynamicCache(config=loaded.model.config)
-    room, slots = max(r.max_tokens for r in rows), min(table.batch_size, len(queue))
+    room, slots = max(r.plan for r in rows), min(table.batch_size, len(queue))
     layers: list[Any] = [slot_layer()(room, slots) for _ in cache.layers]
     cache.layers = layers
     lengths: list[int] = []  # per slot: the row's tokens in the cache

@@ -27,7 +27,7 @@ class Row:
     request: int  # index in the caller's list
     ids: list[int]
     schema: str
-    max_tokens: int
+    max_tokens: int  # the most it may decode
     temperature: float
     seed: int
     tokens: list[int] = field(default_factory=list)
@@ -36,6 +36,12 @@ class Row:
     shared: int = 0  # continuous batching: the prefix length this row shares with others of its prompt
     soft: bool = False  # record p(1) at each binary decision into ``probs``
     probs: list[float] = field(default_factory=list)
+    planned: int = 0  # the answer length batches are planned by (0: max_tokens); decoding may go past it
+
+    @property
+    def plan(self) -> int:
+        """Tokens this row is planned to take: ``planned``, or its whole budget when unset."""
+        return min(self.planned or self.max_tokens, self.max_tokens)
 
 
 def start_grammar(loaded: LoadedModel, grammar_backend: Any, rows: list[Row],
@@ -82,7 +88,7 @@ def decode_batch(loaded: LoadedModel, grammar_backend: Any, rows: list[Row], sha
     generators = {b: torch.Generator().manual_seed(rows[b].seed) for b in active if rows[b].temperature > 0}
     cache = DynamicCache(config=loaded.model.config)
     if loaded.plain_layers:  # room for the longest answer: no concatenation at every step
-        room = shared + width + max(rows[b].max_tokens for b in active)
+        room = shared + width + max(rows[b].plan for b in active)
         cache.layers = [growing_layer()(room) for _ in cache.layers]
     if shared:
         n = len(active)

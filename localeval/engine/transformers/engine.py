@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from localeval.engine.base import Choice, Request, Result
 from localeval.engine.grammar import make_backend, schema_text
+from localeval.engine.repeats import RepeatGuard
 from localeval.engine.soft import LeadTable
 from localeval.engine.transformers.batching import plan_batches
 from localeval.engine.transformers.continuous import decode_continuous
@@ -39,7 +40,10 @@ class TransformersEngine:
     that fits both limits takes its slot (models whose cache layers are not plain, e.g. sliding
     windows, decode the plan's batches one after another instead).
     ``prefix_reuse=False`` prefills every prompt in full (for comparison; same answers).
-    ``max_new_tokens`` replaces every request's ``max_tokens`` when set. ``threads`` sets torch's
+    ``stop_repeats=True`` ends a list the moment the judge repeats an earlier item of it, where
+    the schema allows the shorter list (``localeval.engine.repeats``; a speed knob: it changes
+    the answers of a judge that loops, and only those). ``max_new_tokens`` replaces every request's
+    ``max_tokens`` when set. ``threads`` sets torch's
     (process-wide) thread count; unset, torch keeps one per core when OpenMP threads wait passively
     (localeval sets that on import, before torch loads), else 1: threads that spin for each other
     on a shared CPU lose badly (``localeval.cpu_threads``, benchmarks/threads.py).
@@ -50,6 +54,8 @@ class TransformersEngine:
     rows are kept in ``batches`` (prompt and answer tokens; in admission order, ``batch_size`` at a
     time), so a benchmark can time the model's bare forward passes over the same tokens.
     """
+
+    grows_in_place = True  # a row past its planned length decodes on in its slot (no restart, no retry)
 
     def __init__(
         self,
@@ -65,6 +71,7 @@ class TransformersEngine:
         trust_remote_code: bool = False,
         dtype: Any = None,
         record: bool = False,
+        stop_repeats: bool = False,
     ) -> None:
         self.loaded = load_model(Path(model_dir), threads=threads, device=device,
                                  trust_remote_code=trust_remote_code, dtype=dtype)
@@ -83,12 +90,17 @@ class TransformersEngine:
         self.profile: defaultdict[str, float] = defaultdict(float)
         self.prefixes = PrefixCache(self.loaded, self.profile)
         self.record = record
+        # The repeat guard (localeval.engine.repeats) runs in the continuous decode loop, so only on
+        # models whose cache layers are plain; it changes answers, so it is part of the fingerprint.
+        self.stop_repeats = stop_repeats and self.loaded.plain_layers
+        self.guard = RepeatGuard(self.tokenizer) if self.stop_repeats else None
         self.batches: list[list[tuple[tuple[int, ...], tuple[int, ...]]]] = []
 
     @functools.cached_property
     def fingerprint(self) -> str:
         """Model files and dtype; the grammar backend is left out (same constrained answers)."""
-        return f"transformers:{model_fingerprint(self.model_dir)}:{self.dtype}"
+        guard = ":stop-repeats" if self.stop_repeats else ""
+        return f"transformers:{model_fingerprint(self.model_dir)}:{self.dtype}{guard}"
 
     def _encode_uncached(self, messages: tuple[tuple[str, str], ...]) -> tuple[int, ...]:
         chat = [{"role": role, "content": content} for role, content in messages]
@@ -121,8 +133,9 @@ class TransformersEngine:
                 done(i, Result([Choice("", 0, "context_too_long")], prompt_tokens=len(ids)))
                 continue
             schema = schema_text(req.schema)
+            plan = self.max_new_tokens or req.planned_tokens
             for k in range(req.n if req.temperature > 0 else 1):
-                rows.append(Row(i, ids, schema, budget, req.temperature, req.seed + k, soft=req.soft))
+                rows.append(Row(i, ids, schema, budget, req.temperature, req.seed + k, soft=req.soft, planned=plan))
         by_request: dict[int, list[Row]] = {}
         for row in rows:
             by_request.setdefault(row.request, []).append(row)
@@ -139,7 +152,7 @@ class TransformersEngine:
 
     def _batches(self, rows: list[Row]) -> list[tuple[list[Row], int]]:
         """Batches of similar length under this engine's limits, each with the prefix its rows share."""
-        plan = plan_batches([r.ids for r in rows], [r.max_tokens for r in rows], self.batch_size,
+        plan = plan_batches([r.ids for r in rows], [r.plan for r in rows], self.batch_size,
                             self.batch_tokens, self.prefix_reuse and self.loaded.plain_layers)
         return [([rows[k] for k in batch], shared) for batch, shared in plan]
 
@@ -157,7 +170,7 @@ class TransformersEngine:
             for row in batch:
                 row.shared = shared
         order = decode_continuous(self.loaded, self.grammar, queue, self.batch_size, self.batch_tokens,
-                                  self.prefixes, self.profile, finished, leads)
+                                  self.prefixes, self.profile, finished, leads, self.guard)
         for start in range(0, len(order), self.batch_size):
             self._record([queue[k] for k in order[start : start + self.batch_size]])
 
