@@ -14,6 +14,7 @@ DOCTESTED = (
     "localeval.agree.pair_count",
     "localeval.agree.ppi",
     "localeval.agree.stats",
+    "localeval.engine.repeats",
     "localeval.metrics.answer_correctness",
     "localeval.metrics.context_precision",
     "localeval.metrics.context_relevance",
