@@ -1,0 +1,48 @@
+"""run_identity.py: two runs of the same samples compared sample by sample."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import run_identity as ri  # noqa: E402
+
+
+def _run(folder: Path, rows: list[dict]) -> Path:
+    folder.mkdir()
+    (folder / "scores.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return folder
+
+
+def _faith(value, statements, verdicts):
+    return {"value": value, "nan_reason": None if value is not None else "truncated",
+            "trace": {"statements": statements, "verdicts": verdicts, "reasons": ["r"] * len(verdicts)}}
+
+
+def test_scores_and_verdict_traces_are_compared_sample_by_sample(tmp_path, capsys):
+    a = _run(tmp_path / "a", [
+        {"id": "1", "metrics": {"faithfulness": _faith(0.5, ["x", "y"], [1, 0])}},
+        {"id": "2", "metrics": {"faithfulness": _faith(1.0, ["x", "x"], [1, 1])}},
+        {"id": "3", "metrics": {"faithfulness": _faith(None, [], [])}},
+    ])
+    b = _run(tmp_path / "b", [  # sample 1 reworded but judged alike; sample 2 cut; sample 3 NaN again
+        {"id": "1", "metrics": {"faithfulness": _faith(0.5, ["x.", "y"], [1, 0])}},
+        {"id": "2", "metrics": {"faithfulness": _faith(0.0, ["x"], [0])}},
+        {"id": "3", "metrics": {"faithfulness": _faith(None, [], [])}},
+    ])
+    out = tmp_path / "out.json"
+    assert ri.main([str(a), str(b), "--json", str(out)]) == 0
+    m = json.loads(out.read_text())["metrics"]["faithfulness"]
+    assert m["identical_scores"] == 2 and m["identical_verdict_traces"] == 2 and m["samples"] == 3
+    assert m["mean_abs_difference"] == 0.5 and m["mean_a"] == 0.75 and m["mean_b"] == 0.25
+    assert "2/3" in capsys.readouterr().out
+
+
+def test_noise_sensitivity_verdicts_count_and_its_statements_do_not():
+    trace = {"response_statements": ["a"], "reference_statements": ["b"], "response_by_context": [[1], [0]],
+             "reference_by_context": [[1]], "response_in_reference": [1]}
+    assert ri.verdict_trace(trace) == [[[1]], [[1], [0]], [1]]  # by key: reference_by_context first
