@@ -61,3 +61,15 @@ def test_slots_are_added_in_allocated_rows_without_moving_the_others() -> None:
     assert layer.key_room is room and layer.keys.shape[:3] == (3, 2, 2)  # three slots, one allocation
     assert [_row(layer, s, n).tolist() for s, n in [(0, 2), (1, 2), (2, 1)]] == [[100.0, 101.0], [200.0, 201.0],
                                                                                 [300.0]]
+
+
+def test_bfloat16_states_are_kept_in_float32_with_their_exact_values() -> None:
+    """A bfloat16 model's attention runs in float32: its cache is float32, so no step casts it whole."""
+    layer = slot_layer()(2)
+    keys, values = (t.to(torch.bfloat16) / 3 for t in _states(3, 100.0))
+    layer.place(0, keys, values)
+    new = torch.full((1, 2, 1, 3), 1 / 3, dtype=torch.bfloat16)
+    out_keys, out_values = layer.update(new, -new)
+    assert out_keys.dtype == out_values.dtype == torch.float32
+    assert torch.equal(out_keys[0, :, :3], keys[0].float()) and torch.equal(out_keys[0, :, 3:], new[0].float())
+    assert torch.equal(out_values[0, :, 3:], -new[0].float())

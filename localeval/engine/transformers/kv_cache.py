@@ -95,6 +95,7 @@ def growing_layer() -> type:
 def slot_layer() -> type:
     """A cache layer of decode slots: every row's tokens end at one shared column, a slot can take a new
     row's states, and the columns no row reaches any more are dropped without a copy."""
+    import torch
     from transformers.cache_utils import DynamicLayer
 
     class SlotLayer(DynamicLayer):
@@ -115,8 +116,11 @@ def slot_layer() -> type:
             """Zeroed room (never NaN under a mask) for ``rows`` rows, ``left`` free columns before the content."""
             width = self.end - self.start
             shape = (max(rows, self.slots), keys.shape[1], left + width + self.room)
-            key_room = keys.new_zeros((*shape, keys.shape[-1]))
-            value_room = values.new_zeros((*shape, values.shape[-1]))
+            # A bfloat16 model's attention runs in float32 (attention.py): its states are kept in float32,
+            # each column cast once as it is written, not the whole cache at every step.
+            dtype = torch.float32 if keys.dtype == torch.bfloat16 else keys.dtype
+            key_room = keys.new_zeros((*shape, keys.shape[-1]), dtype=dtype)
+            value_room = values.new_zeros((*shape, values.shape[-1]), dtype=dtype)
             if self.key_room is not None and width and self.rows:
                 key_room[: self.rows, :, left : left + width] = self.keys
                 value_room[: self.rows, :, left : left + width] = self.values
