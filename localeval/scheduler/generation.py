@@ -81,7 +81,7 @@ class Generation:
             for p, result in zip(batch, results, strict=True):
                 answer = answer_dict(result)
                 if attempt == 1 and not grows and cut_off(answer):
-                    bigger = Request(**{**p.request.__dict__, "max_tokens": self.retry_budget(p.request, result)})
+                    bigger = replace(p.request, max_tokens=self.retry_budget(p.request, result.prompt_tokens))
                     retry.append(Pending(p.key, bigger, p.askers))
                     continue
                 answers[p.key] = answer
@@ -97,11 +97,10 @@ class Generation:
     def grown(self, request: Request) -> Request:
         """``request`` for an engine that grows budgets in place: its retry budget as the most it may
         decode, its own budget as the plan."""
-        prompt = self.engine.count_prompt_tokens(request)
-        budget = self.retry_budget(request, Result(choices=[], prompt_tokens=int(prompt)))
+        budget = self.retry_budget(request, int(self.engine.count_prompt_tokens(request)))
         return replace(request, max_tokens=budget, expected_tokens=request.max_tokens)
 
-    def retry_budget(self, request: Request, result: Result) -> int:
+    def retry_budget(self, request: Request, prompt_tokens: int) -> int:
         """A cut-off answer's second budget: enough for any answer its schema allows, where that fits.
 
         At least twice the first budget; the schema's bound when there is one (so that a judge
@@ -113,8 +112,8 @@ class Generation:
         if bound is not None:
             budget = max(budget, bound)
         window = self.engine.context_window
-        if window and result.prompt_tokens:
-            budget = min(budget, window - result.prompt_tokens)
+        if window and prompt_tokens:
+            budget = min(budget, window - prompt_tokens)
         return max(budget, request.max_tokens)
 
     def split(self, requests: list[Request], on_result: Callable[[int, Result], None]) -> list[Result]:
