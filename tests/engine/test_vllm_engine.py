@@ -384,6 +384,8 @@ def test_eager_by_default_on_a_cpu_build_only(
     kwargs = fake_vllm.built[0].init_kwargs
     assert engine.on_cpu is cpu and kwargs["enforce_eager"] is cpu
     assert kwargs.get("kv_cache_memory_bytes") == (2 * 2**30 if cpu else None)  # not a share of all memory
+    # a CPU generator cannot be rewound after a partial prefill: whole prompts per step there
+    assert kwargs.get("enable_chunked_prefill") == (False if cpu else None)
     VLLMEngine(tmp_path, enforce_eager=not cpu)  # the user's choice wins either way
     assert fake_vllm.built[1].init_kwargs["enforce_eager"] is (not cpu)
 

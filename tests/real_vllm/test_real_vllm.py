@@ -124,6 +124,24 @@ def _filler(words: int) -> Request:
                    max_tokens=16)
 
 
+def test_a_round_of_seeded_asks_larger_than_one_steps_token_budget_completes(vllm_judge: Any) -> None:
+    """A seeded ask prefilled in pieces made the CPU build rewind a CPU generator, which killed the engine
+    process ("CPU Generator does not use offset") whenever a round's seeded asks overflowed one step's
+    token budget. Chunked prefill is off on a CPU build, and such a round answers every ask."""
+    scheduler = vllm_judge.llm.llm_engine.vllm_config.scheduler_config
+    assert scheduler.enable_chunked_prefill is False
+    filler = " ".join(f"Fact {i}: the lighthouse keeper counted {i} ships that day." for i in range(110))
+    schema = {"type": "object", "properties": {"question": {"type": "string", "maxLength": 40}},
+              "required": ["question"], "additionalProperties": False}
+    asks = [Request(messages=(("user", f"Notes {k}. {filler} Ask one question about the notes, in JSON."),),
+                    schema=schema, max_tokens=16, temperature=1.0, n=2, seed=k) for k in range(12)]
+    tokens = sum(vllm_judge.count_prompt_tokens(a) for a in asks)
+    assert tokens > scheduler.max_num_batched_tokens, (tokens, scheduler.max_num_batched_tokens)
+    results = vllm_judge.generate(asks)
+    assert [len(r.choices) for r in results] == [2] * len(asks)
+    assert all(r.error is None for r in results)
+
+
 def test_the_context_window_is_counted_with_the_real_tokenizer(vllm_judge: Any) -> None:
     budget = WINDOW - 16
     words = budget - vllm_judge.count_prompt_tokens(_filler(0))
