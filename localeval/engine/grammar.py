@@ -38,6 +38,10 @@ class RowMatcher(Protocol):
         """Advance by one token; False if the grammar rejects it."""
         ...
 
+    def forced(self) -> str:
+        """The text the grammar allows alone from here ("" where none, or the backend cannot tell)."""
+        ...
+
 
 class GrammarBackend(Protocol):
     """Compiles JSON schemas (cached by schema text) into fresh row matchers."""
@@ -96,6 +100,9 @@ class _XGrammarRow:
     def accept(self, token: int) -> bool:
         return bool(self._matcher.accept_token(token))
 
+    def forced(self) -> str:
+        return str(self._matcher.find_jump_forward_string())
+
 
 class XGrammarBackend:
     """xgrammar: JSON schema to a grammar with compact separators and no free whitespace."""
@@ -139,6 +146,9 @@ class _OutlinesRow:
             return False
         self._guide.advance(token, return_tokens=False)
         return True
+
+    def forced(self) -> str:
+        return ""  # outlines_core's guide has no jump-forward string
 
 
 class OutlinesBackend:
@@ -248,6 +258,11 @@ class BatchGrammar:
             return False  # the answer could still go on: not a complete JSON value
         self._matchers[row] = matcher
         return True
+
+    def forced(self, row: int) -> str:
+        """The text ``row``'s grammar allows alone from here: draft tokens that cannot be wrong about the
+        text, though maybe about how the model splits it into tokens."""
+        return self._matchers[row].forced()
 
     def accept(self, row: int, token: int) -> None:
         """Advance ``row`` by ``token``; a rejected token is a bug in masking, so it raises."""

@@ -150,3 +150,21 @@ def test_schema_text_keeps_property_order() -> None:
     schema = {"type": "object", "properties": {"reason": {"type": "string"}, "verdict": {"type": "integer"}}}
     text = schema_text(schema)
     assert text.index('"reason"') < text.index('"verdict"')  # the judge reasons first, then decides
+
+
+@pytest.mark.model
+def test_the_forced_text_is_what_the_schema_allows_alone_from_here(tokenizer):
+    """xgrammar says which text can only come next (a draft that cannot be wrong about the text);
+    outlines_core cannot tell, and says nothing."""
+    from localeval.engine.grammar import BatchGrammar, make_backend, schema_text
+
+    grammar = BatchGrammar(make_backend("xgrammar", tokenizer, 49152, [tokenizer.eos_token_id]),
+                           [schema_text(NLI)], 49152)
+    assert grammar.forced(0) == '{"statements":[{"reason":"'
+    for token in tokenizer('{"statements":[{"reason":"ok"', add_special_tokens=False)["input_ids"]:
+        grammar.fill([0])
+        grammar.accept(0, token)
+    assert grammar.forced(0) == ',"verdict":'  # the reason is closed: the key of the verdict follows
+    outlines = BatchGrammar(make_backend("outlines", tokenizer, 49152, [tokenizer.eos_token_id]),
+                            [schema_text(NLI)], 49152)
+    assert outlines.forced(0) == ""
