@@ -9,12 +9,16 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "localeval"
-# Light modules only (no torch, vLLM or Ray imported); a new module with examples must be listed here.
+# No module that imports vLLM or Ray; a new module with examples must be listed here.
 DOCTESTED = (
     "localeval.agree.pair_count",
     "localeval.agree.ppi",
     "localeval.agree.stats",
     "localeval.engine.repeats",
+    "localeval.engine.transformers.batching",
+    "localeval.engine.transformers.continuous",
+    "localeval.engine.transformers.drafts",
+    "localeval.engine.transformers.flat",
     "localeval.metrics.answer_correctness",
     "localeval.metrics.context_precision",
     "localeval.metrics.context_relevance",

@@ -70,10 +70,13 @@ def _simulate(answers: list[int], costs: list[int], batch_size: int, batch_token
             queue.pop(0)
         if not table.rows:
             return busy, admitted, layouts
-        table.compact()
+        if not queue:
+            table.pack()
         layouts.append(list(table.slots))
         busy.append(len(table.rows))
-        for slot, row in enumerate(table.rows):
+        for slot, row in enumerate(table.slots):
+            if row is None:
+                continue
             left[row] -= 1
             if left[row] == 0:
                 table.free(slot)
@@ -105,7 +108,7 @@ def test_the_token_budget_bounds_rows_times_the_largest_cost() -> None:
     assert table.fits(100) and not table.fits(101)  # 3 x 100 = 300
     table.free(0)
     assert table.slots == [None, 1] and table.rows == [1]
-    assert table.compact() == [1] and table.compact() is None
+    assert table.pack() == [(1, 0)] and table.slots == [1] and table.pack() == []
     full = SlotTable(2, None)
     full.place(0, 5)
     full.place(1, 5)

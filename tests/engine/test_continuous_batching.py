@@ -1,4 +1,5 @@
-"""Continuous batching on the bundled judge: the same answers as batches of one, with fuller steps."""
+"""Continuous batching on the bundled judge: the same answers as batches of one, with fuller steps, as one token
+at a time without draft tokens, and as prompts computed in full without shared prefixes."""
 
 from __future__ import annotations
 
@@ -81,6 +82,43 @@ def test_continuous_batches_answer_as_batches_of_one(judge_engine, asks, monkeyp
     # the full ones (rows / 4) plus the drain after the last admission (at most the longest answer)
     longest = max(c.completion_tokens for r in batched for c in r.choices)
     assert steps <= rows / 4 + longest
+
+
+def test_draft_tokens_give_the_answers_of_one_token_at_a_time_in_fewer_steps(judge_engine, asks, monkeypatch):
+    """Greedy rows feed the grammar's forced text and prompt-lookup guesses after their last token; the
+    model keeps the guesses it would have picked itself, so the answers are unchanged."""
+    monkeypatch.setattr(judge_engine, "batch_size", 4)
+    counts = ("draft_tokens", "draft_accepted", "flat_steps")
+    before = {k: judge_engine.profile[k] for k in counts}
+    drafted = judge_engine.generate(asks)
+    used = {k: judge_engine.profile[k] - before[k] for k in counts}
+    monkeypatch.setattr(judge_engine, "drafts", 0)
+    before = {k: judge_engine.profile[k] for k in counts}
+    single = judge_engine.generate(asks)
+    assert _answers(drafted) == _answers(single)
+    assert judge_engine.profile["draft_tokens"] == before["draft_tokens"]  # none without drafts
+    greedy = sum(c.completion_tokens for a, r in zip(asks, single, strict=True) if a.temperature <= 0
+                 for c in r.choices[:1])
+    assert used["draft_accepted"] > greedy / 3  # a third of the greedy answers' tokens came as drafts
+    assert used["flat_steps"] < judge_engine.profile["flat_steps"] - before["flat_steps"]
+
+
+def test_asks_of_one_sample_take_their_shared_prefix_from_a_slot(judge_engine, asks, monkeypatch):
+    """Context precision asks one question per passage of a sample: each copies the instruction, examples,
+    question and reference of the first one's slot, and only its passage is computed; without prefix
+    reuse every prompt is computed in full, to the same answers."""
+    useful = [a for a in asks if a.label == "context_usefulness"]
+    assert len(useful) == 3
+    before = judge_engine.profile["prefix_reused_tokens"]
+    shared = judge_engine.generate(useful)
+    reused = judge_engine.profile["prefix_reused_tokens"] - before
+    prompts = [judge_engine.count_prompt_tokens(a) for a in useful]
+    monkeypatch.setattr(judge_engine, "prefix_reuse", False)
+    before = judge_engine.profile["prefix_reused_tokens"]
+    alone = judge_engine.generate(useful)
+    assert judge_engine.profile["prefix_reused_tokens"] == before
+    assert _answers(shared) == _answers(alone)
+    assert reused > sum(prompts) / 2  # most of the three prompts came from a slot or the prefix cache
 
 
 def test_a_row_past_its_planned_length_decodes_on_to_the_answer_it_gets_with_the_whole_budget(

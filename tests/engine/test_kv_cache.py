@@ -1,75 +1,78 @@
-"""Decode slots in the key/value cache, model-free: rows placed, appended to, replaced, trimmed, selected."""
+"""Decode slots and flat steps, model-free: states written where the layout says, attention per row."""
 
 from __future__ import annotations
 
+import pytest
 import torch
 
-from localeval.engine.transformers.kv_cache import slot_layer
+from localeval.engine.transformers import flat
+from localeval.engine.transformers.flat import SlotKV, flat_attention, flat_step
+
+HEADS, KV_HEADS, DIM = 6, 2, 8  # three query heads share each key/value head, as grouped-query models have
 
 
-def _states(length: int, fill: float) -> tuple[torch.Tensor, torch.Tensor]:
-    keys = fill + torch.arange(length, dtype=torch.float32)[None, None, :, None].expand(1, 2, length, 3)
-    return keys.clone(), -keys.clone()
+class _Module(torch.nn.Module):
+    num_key_value_groups = HEADS // KV_HEADS
+    is_causal = True
 
 
-def _row(layer, slot: int, length: int) -> torch.Tensor:
-    """The keys of ``slot``'s own last ``length`` columns, one value per column."""
-    return layer.keys[slot, 0, layer.keys.shape[-2] - length :, 0]
+def _fill(kv: SlotKV, slot: int, keys: torch.Tensor, values: torch.Tensor) -> None:
+    kv.place(slot, [(keys[None], values[None])] * len(kv.layers), keys.shape[-2])
 
 
-def test_rows_end_at_one_column_and_a_longer_row_makes_room_before_the_others() -> None:
-    layer = slot_layer()(2)
-    layer.place(0, *_states(3, 100.0))
-    layer.place(1, *_states(5, 200.0))  # longer than the content so far: room is made on the left
-    assert layer.keys.shape == (2, 2, 5, 3)
-    assert _row(layer, 0, 3).tolist() == [100.0, 101.0, 102.0]
-    assert _row(layer, 1, 5).tolist() == [200.0, 201.0, 202.0, 203.0, 204.0]
-    assert torch.equal(layer.values, -layer.keys)
-    assert torch.isfinite(layer.keys).all()  # columns before a row's own are zero, never NaN under a mask
-    for step in range(4):  # past the room of 2: the layer reallocates and keeps its content
-        keys, values = layer.update(torch.full((2, 2, 1, 3), 7.0 + step), torch.full((2, 2, 1, 3), -7.0 - step))
-        assert keys.shape[-2] == 6 + step and torch.equal(values, -keys)
-    assert _row(layer, 0, 7).tolist() == [100.0, 101.0, 102.0, 7.0, 8.0, 9.0, 10.0]
-    assert _row(layer, 1, 9)[:5].tolist() == [200.0, 201.0, 202.0, 203.0, 204.0]
-    assert layer.get_seq_length() == 9
+def _reference(query: torch.Tensor, keys: torch.Tensor, values: torch.Tensor, past: int) -> torch.Tensor:
+    """sdpa over one row's whole sequence: query i (at column past + i) sees columns 0 .. past + i."""
+    n, width = query.shape[1], keys.shape[1]
+    mask = torch.arange(width)[None] <= past + torch.arange(n)[:, None]
+    out = torch.nn.functional.scaled_dot_product_attention(query[None], keys[None], values[None], attn_mask=mask,
+                                                           enable_gqa=True)
+    return out[0].transpose(0, 1)  # (n, heads, dim)
 
 
-def test_a_slot_takes_a_new_row_and_unused_columns_are_trimmed() -> None:
-    layer = slot_layer()(4)
-    layer.place(0, *_states(6, 100.0))
-    layer.place(1, *_states(2, 200.0))
-    layer.update(torch.ones((2, 2, 1, 3)), -torch.ones((2, 2, 1, 3)))
-    layer.place(0, *_states(3, 300.0))  # the long row finished; a short one takes its slot
-    assert _row(layer, 0, 3).tolist() == [300.0, 301.0, 302.0]
-    assert _row(layer, 1, 3).tolist() == [200.0, 201.0, 1.0]
-    layer.trim(3)  # no row reaches further back than 3 columns
-    assert layer.keys.shape[-2] == 3
-    layer.place(2, *_states(1, 400.0))  # a new slot after the last
-    assert layer.keys.shape[0] == 3 and _row(layer, 2, 1).tolist() == [400.0]
-    assert _row(layer, 1, 3).tolist() == [200.0, 201.0, 1.0]
-    layer.batch_select_indices(torch.tensor([1, 2]))
-    assert layer.keys.shape[:3] == (2, 2, 3)
-    assert _row(layer, 0, 3).tolist() == [200.0, 201.0, 1.0] and _row(layer, 1, 1).tolist() == [400.0]
+@pytest.mark.parametrize(("dtype", "packed"), [(torch.float32, 32), (torch.bfloat16, 32), (torch.float32, 2)])
+def test_a_flat_step_gives_each_token_the_attention_of_its_own_row_alone(dtype: torch.dtype, packed: int,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rows of a few tokens have their query heads packed; longer ones go in blocks of queries (both ways)."""
+    monkeypatch.setattr(flat, "PACKED", packed)
+    monkeypatch.setattr(flat, "QUERY_CHUNK", 2)
+    gen = torch.Generator().manual_seed(0)
+    kv = SlotKV(1, 4, room=16, dtype=torch.float32 if dtype == torch.bfloat16 else None)
+    past = {0: 5, 2: 3, 3: 7}  # slot 1 is empty: a row just admitted, its whole prompt in this step
+    rows = {s: (torch.randn(KV_HEADS, n, DIM, generator=gen), torch.randn(KV_HEADS, n, DIM, generator=gen))
+            for s, n in past.items()}
+    for s, (k, v) in rows.items():
+        _fill(kv, s, k.to(dtype), v.to(dtype))
+    lengths = [past.get(s, 0) for s in range(4)]
+    chunks = {0: [11], 1: [12, 13, 14, 15], 2: [16, 17, 18]}  # slot 3 sits this step out (idle)
+    step, ids, positions = flat_step(chunks, lengths)
+    assert ids == [11, 12, 13, 14, 15, 16, 17, 18] and positions == [5, 0, 1, 2, 3, 3, 4, 5]
+    query = torch.randn(1, HEADS, len(ids), DIM, generator=gen).to(dtype)
+    new_k, new_v = (torch.randn(1, KV_HEADS, len(ids), DIM, generator=gen).to(dtype) for _ in range(2))
+    kv.step = step
+    keys, values = kv.layers[0].update(new_k, new_v)
+    out, _ = flat_attention(_Module(), query, keys, values, None, scaling=DIM**-0.5, flat_step=step)
+    assert out.shape == (1, len(ids), HEADS, DIM) and out.dtype == dtype
+    at = 0
+    for s, chunk in chunks.items():
+        n = len(chunk)
+        old_k, old_v = rows.get(s, (torch.zeros(KV_HEADS, 0, DIM), torch.zeros(KV_HEADS, 0, DIM)))
+        whole_k = torch.cat([old_k.to(dtype).float(), new_k[0, :, at : at + n].float()], dim=1)
+        whole_v = torch.cat([old_v.to(dtype).float(), new_v[0, :, at : at + n].float()], dim=1)
+        expected = _reference(query[0, :, at : at + n].float(), whole_k, whole_v, lengths[s])
+        assert torch.allclose(out[0, at : at + n].float(), expected, atol=1e-5 if dtype == torch.float32 else 2e-2)
+        at += n
+    assert torch.equal(kv.layers[0].key_room[3, :, :7].float(), rows[3][0].to(dtype).float())  # idle: untouched
 
 
-def test_slots_are_added_in_allocated_rows_without_moving_the_others() -> None:
-    layer = slot_layer()(4, slots=3)
-    layer.place(0, *_states(2, 100.0))
-    room = layer.key_room
-    layer.place(1, *_states(2, 200.0))
-    layer.place(2, *_states(1, 300.0))
-    assert layer.key_room is room and layer.keys.shape[:3] == (3, 2, 2)  # three slots, one allocation
-    assert [_row(layer, s, n).tolist() for s, n in [(0, 2), (1, 2), (2, 1)]] == [[100.0, 101.0], [200.0, 201.0],
-                                                                                [300.0]]
-
-
-def test_bfloat16_states_are_kept_in_float32_with_their_exact_values() -> None:
-    """A bfloat16 model's attention runs in float32: its cache is float32, so no step casts it whole."""
-    layer = slot_layer()(2)
-    keys, values = (t.to(torch.bfloat16) / 3 for t in _states(3, 100.0))
-    layer.place(0, keys, values)
-    new = torch.full((1, 2, 1, 3), 1 / 3, dtype=torch.bfloat16)
-    out_keys, out_values = layer.update(new, -new)
-    assert out_keys.dtype == out_values.dtype == torch.float32
-    assert torch.equal(out_keys[0, :, :3], keys[0].float()) and torch.equal(out_keys[0, :, 3:], new[0].float())
-    assert torch.equal(out_values[0, :, 3:], -new[0].float())
+def test_slots_grow_copy_and_keep_bfloat16_states_in_float32_exactly() -> None:
+    kv = SlotKV(2, 3, room=4, dtype=torch.float32)
+    keys = (torch.arange(3.0)[None, :, None].expand(KV_HEADS, 3, DIM) / 3).to(torch.bfloat16)
+    _fill(kv, 0, keys, -keys)
+    layer = kv.layers[1]
+    assert layer.key_room.dtype == torch.float32 and torch.equal(layer.key_room[0, :, :3], keys.float())
+    kv.grow(10)  # more room: the filled columns stay
+    assert layer.key_room.shape[2] >= 10 and torch.equal(layer.value_room[0, :, :3], -keys.float())
+    kv.copy(0, 2, 2)  # slot 2 takes slot 0's first two columns (a prefix they share)
+    assert torch.equal(layer.key_room[2, :, :2], keys[:, :2].float()) and not layer.key_room[2, :, 2].any()
+    kv.select([2, 0])
+    assert kv.slots == 2 and torch.equal(layer.key_room[1, :, :3], keys.float())

@@ -4,7 +4,8 @@ Rows of one prompt share its instruction and examples: a batch of them is prefil
 shared prefix, then each row's own tail. Rows are sorted longest first so a batch wastes little on
 padding, and cut by row count and by a token budget of rows x (longest tail + longest answer budget).
 With continuous batching the plan is the queue's order, and a :class:`SlotTable` lets the next
-waiting row take the slot of one that finished, under the same two limits.
+waiting row take the slot of one that finished, under the same two limits; once no row waits, the
+busy rows are packed into the first slots as others finish.
 """
 
 from __future__ import annotations
@@ -114,10 +115,25 @@ class SlotTable:
             del self.costs[row]
         self.slots[slot] = None
 
-    def compact(self) -> list[int] | None:
-        """Drop the free slots; the old indices of the slots kept, or None when no slot was free."""
-        keep = [slot for slot, row in enumerate(self.slots) if row is not None]
-        if len(keep) == len(self.slots):
-            return None
-        self.slots = [self.slots[slot] for slot in keep]
-        return keep
+    def pack(self) -> list[tuple[int, int]]:
+        """Move the rows of the highest slots into free lower ones until the slots in use are the first
+        ones, and drop the free slots after them; the moves made, (from, to), in order.
+
+        >>> table = SlotTable(4, None)
+        >>> for row in range(4):
+        ...     _ = table.place(row, 1)
+        >>> table.free(0); table.free(2)
+        >>> table.pack(), table.slots
+        ([(3, 0)], [3, 1])
+        """
+        moves: list[tuple[int, int]] = []
+        while True:
+            free = [slot for slot, row in enumerate(self.slots) if row is None]
+            busy = [slot for slot, row in enumerate(self.slots) if row is not None]
+            if not free or not busy or free[0] > busy[-1]:
+                break
+            self.slots[free[0]], self.slots[busy[-1]] = self.slots[busy[-1]], None
+            moves.append((busy[-1], free[0]))
+        while self.slots and self.slots[-1] is None:
+            self.slots.pop()
+        return moves

@@ -1,14 +1,24 @@
-"""Continuous batching: a waiting row takes the decode slot of one that finished, so steps run full.
+"""Continuous batching in flat steps: a waiting row takes a finished row's slot, drafts cut the steps.
 
-Each row is prefilled on its own (batch of one, after its shared prefix's cached states) and its
-key/value states are copied into a free slot of the running batch, right-aligned with the others:
-every row's tokens end at the same column, so one decode step appends one column for all of them.
-The attention mask hides the columns before each row's own tokens and the position ids count its
-own tokens only, so a row sees exactly the context it would see alone.
+Every step is one forward pass over the new tokens of every busy slot laid end to end (``flat.py``):
+
+* a row just admitted brings its prompt's tail: its slot first takes the key/value states of the
+  longest prefix it shares, either with a row already in a slot (the asks of one sample repeat its
+  question and passages; the ``n`` samples of one ask repeat the whole prompt) or with its prompt's
+  instruction and examples (``PrefixCache``), and only the rest is computed;
+* a decoding row brings its last token and, when greedy, its draft tokens (``drafts.py``): the grammar's
+  forced text and prompt lookup. The model scores every position at once; the row keeps the drafts it
+  would have picked itself and the model's own pick where they part, and its slot keeps only the
+  columns it accepted.
+
+A row leaves the moment its JSON is complete or its budget is spent, and the next waiting row takes its
+slot at the next step, so steps run full until the queue is empty. Position ids count a row's own
+tokens, so each row sees exactly the context it would see alone.
 """
 
 from __future__ import annotations
 
+import functools
 import time
 from collections import deque
 from collections.abc import Callable, MutableMapping
@@ -19,11 +29,16 @@ from localeval.engine.repeats import RepeatGuard
 from localeval.engine.soft import LeadTable, note_p1
 from localeval.engine.transformers.batching import SlotTable
 from localeval.engine.transformers.decode import Row, pick, start_grammar
-from localeval.engine.transformers.kv_cache import PrefixCache, slot_layer
+from localeval.engine.transformers.drafts import MAX_DRAFT, PromptLookup, draft
+from localeval.engine.transformers.flat import SlotKV, flat_step
+from localeval.engine.transformers.kv_cache import PrefixCache
 from localeval.engine.transformers.loading import LoadedModel
 
 if TYPE_CHECKING:
     import torch
+
+MIN_SHARED = 16  # prompt tokens a row must share with a row in a slot, beyond its prompt's own prefix, to copy them
+PREFILL_TOKENS = 4096  # prompt tokens admitted into one step, at the least one row
 
 
 class Stepper:
@@ -64,6 +79,22 @@ class Stepper:
         self.profile["grammar_seconds"] += time.perf_counter() - clock
         return still
 
+    def verify(self, k: int, logits: torch.Tensor, drafted: list[int]) -> tuple[int, bool]:
+        """Row ``k`` has taken its pick after its last token; ``logits[j]`` follow its draft token
+        ``drafted[j]``. Keep going while its pick is the draft token the model saw next: (draft tokens
+        accepted, whether the row goes on)."""
+        accepted = 0
+        while accepted < len(drafted) and self.rows[k].tokens[-1] == drafted[accepted]:
+            going = self.step(logits[accepted : accepted + 1], [k])
+            accepted += 1
+            if not going:
+                return accepted, False
+        return accepted, True
+
+    def forced(self, k: int) -> str:
+        """The text row ``k``'s grammar allows alone from here ("" where the backend cannot tell)."""
+        return self.grammar.forced(k)
+
     def _cut_repeat(self, k: int) -> bool:
         """End row ``k`` before its first repeated list item, where its schema allows (the guard).
 
@@ -86,45 +117,104 @@ class Stepper:
         self.report(self.rows[k])
 
 
-def prefill_row(loaded: LoadedModel, row: Row, prefixes: PrefixCache,
-                profile: MutableMapping[str, float]) -> tuple[torch.Tensor, list[tuple[Any, Any]]]:
-    """The row's next-token logits (one row) and its key/value states per layer, its prefix reused."""
-    import torch
-    from transformers import DynamicCache
+def shared_length(a: list[int], b: list[int]) -> int:
+    """How many leading tokens ``a`` and ``b`` have in common.
 
-    device = loaded.device
-    cache = DynamicCache(config=loaded.model.config)
-    if row.shared:
-        for i, (keys, values) in enumerate(prefixes.get(tuple(row.ids[: row.shared]))):
-            cache.update(keys, values, i)
-    tail = torch.tensor([row.ids[row.shared :]], device=device)
-    mask = torch.ones((1, len(row.ids)), dtype=torch.long, device=device)
-    positions = torch.arange(row.shared, len(row.ids), device=device)[None]
-    row.cached = row.shared
-    clock = time.perf_counter()
-    logits = loaded.forward(tail, mask, positions, cache)
-    profile["prefill_seconds"] += time.perf_counter() - clock
-    profile["prefill_tokens"] += tail.numel()
-    profile["prefill_padded_tokens"] += tail.numel()
-    return logits, [(keys, values) for keys, values, *_ in cache]
+    >>> shared_length([1, 2, 3, 4], [1, 2, 5])
+    2
+    """
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+class Slots:
+    """Which row each decode slot holds, how many columns of its states are filled, and their rooms."""
+
+    def __init__(self, loaded: LoadedModel, layers: int, rows: list[Row], batch_size: int,
+                 batch_tokens: int | None, prefixes: PrefixCache, share: bool = True) -> None:
+        import torch
+
+        self.rows, self.prefixes, self.share = rows, prefixes, share
+        self.table = SlotTable(batch_size, batch_tokens)
+        room = max(len(r.ids) + r.plan for r in rows) + MAX_DRAFT + 1
+        dtype = torch.float32 if loaded.dtype == "bfloat16" else None  # its attention runs in float32 (flat.py)
+        self.kv = SlotKV(layers, min(batch_size, len(rows)), room, dtype)
+        self.lengths: list[int] = [0] * self.kv.slots  # per slot: columns of states filled
+        self.prefilled: set[int] = set()  # slots whose row's prompt is wholly in its columns
+
+    def place(self, k: int, cost: int) -> int:
+        """Row ``k`` takes a free slot (its states come with :meth:`fill`)."""
+        slot = self.table.place(k, cost)
+        self.lengths[slot] = 0
+        self.prefilled.discard(slot)
+        return slot
+
+    def fill(self, k: int, slot: int) -> int:
+        """Slot ``slot`` takes the states of the longest prefix row ``k`` shares with a prefilled row in a
+        slot, or else of its prompt's own prefix; the columns filled."""
+        row = self.rows[k]
+        source, length = -1, row.shared
+        for other in self.prefilled if self.share else ():
+            held = self.table.slots[other]
+            if held is not None:
+                n = min(shared_length(row.ids, self.rows[held].ids), len(row.ids) - 1)
+                if n >= max(length, row.shared + MIN_SHARED):
+                    source, length = other, n
+        self.kv.grow(len(row.ids) + row.plan + MAX_DRAFT + 1)
+        if source >= 0:
+            self.kv.copy(source, slot, length)
+        elif length:
+            self.kv.place(slot, self.prefixes.get(tuple(row.ids[:length])), length)
+        row.cached = self.lengths[slot] = length
+        return length
+
+    def slot_of(self, k: int) -> int:
+        """The slot row ``k`` holds."""
+        return self.table.slots.index(k)
+
+    def sibling(self, k: int, admitted: list[int]) -> bool:
+        """Whether row ``k`` shares more than its prompt's prefix with a row admitted in this step (it
+        will copy those states from that row's slot once they are computed, at the next step)."""
+        row = self.rows[k]
+        return self.share and any(shared_length(row.ids, self.rows[j].ids) >= row.shared + MIN_SHARED
+                                  for j in admitted)
+
+    def free(self, slot: int) -> None:
+        self.table.free(slot)
+        self.prefilled.discard(slot)
+
+    def pack(self) -> None:
+        """Move the rows of the highest slots into free lower ones (a copy of their filled columns), so
+        the slots in use are the first ones and a step's batched attention reads no idle slot."""
+        for src, dst in self.table.pack():
+            self.kv.copy(src, dst, self.lengths[src])
+            self.lengths[dst] = self.lengths[src]
+            if src in self.prefilled:
+                self.prefilled.discard(src)
+                self.prefilled.add(dst)
 
 
 def decode_continuous(loaded: LoadedModel, grammar_backend: Any, rows: list[Row], batch_size: int,
                       batch_tokens: int | None, prefixes: PrefixCache, profile: MutableMapping[str, float],
                       finished: Callable[[Row], None] | None = None, leads: LeadTable | None = None,
-                      guard: RepeatGuard | None = None) -> list[int]:
+                      guard: RepeatGuard | None = None, drafts: int = MAX_DRAFT, share: bool = True) -> list[int]:
     """Decode ``rows`` in place, admitted in list order as slots free up; the order they were admitted.
 
     ``leads`` (given when a row is soft): which tokens start with 0 or 1, for p(1) at binary decisions.
     ``guard`` (given with ``stop_repeats``): a list that repeats an earlier item ends before it.
+    ``drafts``: the most draft tokens a greedy row feeds in a step (0: one token at a time).
+    ``share``: a row may take the states of a prefix it shares with a row in a slot (False: only the
+    prefixes of ``PrefixCache``, which the caller sets as each row's ``shared``).
 
     ``finished(row)`` is called for each row as it completes (its JSON closed or its budget spent).
     """
     import torch
-    from transformers import DynamicCache
 
     report = finished or (lambda row: None)
-    device = loaded.device
     grammar, ready = start_grammar(loaded, grammar_backend, rows, profile)
     for k in range(len(rows)):
         if ready[k]:
@@ -132,50 +222,142 @@ def decode_continuous(loaded: LoadedModel, grammar_backend: Any, rows: list[Row]
     queue = deque(k for k in range(len(rows)) if not ready[k])
     if not queue:
         return []
-    costs = [len(r.ids) - r.shared + r.plan for r in rows]
     generators = {k: torch.Generator().manual_seed(rows[k].seed) for k in queue if rows[k].temperature > 0}
     stepper = Stepper(grammar, rows, generators, report, profile, leads, guard)
-    table = SlotTable(batch_size, batch_tokens)
-    cache = DynamicCache(config=loaded.model.config)
-    room, slots = max(r.plan for r in rows), min(table.batch_size, len(queue))
-    layers: list[Any] = [slot_layer()(room, slots) for _ in cache.layers]
-    cache.layers = layers
-    lengths: list[int] = []  # per slot: the row's tokens in the cache
-    admitted: list[int] = []
+    slots = Slots(loaded, _layers(loaded), rows, batch_size, batch_tokens, prefixes, share)
+    decoder = _Decoder(loaded, rows, queue, stepper, slots, profile, drafts)
     with torch.inference_mode():
-        while True:
-            while queue and table.fits(costs[queue[0]]):
-                k = queue.popleft()
-                admitted.append(k)
-                logits, states = prefill_row(loaded, rows[k], prefixes, profile)
-                if not stepper.step(logits, [k]):
-                    continue
-                slot = table.place(k, costs[k])
-                for layer, (keys, values) in zip(layers, states, strict=True):
-                    layer.place(slot, keys, values)
-                lengths[slot:slot + 1] = [len(rows[k].ids)]
-            if not table.rows:
-                if queue:
-                    continue
-                return admitted
-            keep = table.compact()
-            if keep is not None:
-                cache.batch_select_indices(torch.tensor(keep, device=device))
-                lengths = [lengths[slot] for slot in keep]
-            active = table.rows
-            width = max(lengths) + 1
-            for layer in layers:
-                layer.trim(width - 1)
-            own = torch.tensor(lengths)[:, None]
-            mask = (torch.arange(width)[None] >= width - 1 - own).long()
-            step = torch.tensor([[rows[k].tokens[-1]] for k in active])
-            clock = time.perf_counter()
-            logits = loaded.forward(step.to(device), mask.to(device), own.to(device), cache)
-            profile["decode_seconds"] += time.perf_counter() - clock
-            profile["decode_steps"] += 1
-            profile["decode_tokens"] += len(active)
-            lengths = [n + 1 for n in lengths]
-            still = set(stepper.step(logits, active))
-            for slot, k in enumerate(active):
-                if k not in still:
-                    table.free(slot)
+        while decoder.step():
+            pass
+    return decoder.admitted
+
+
+def _layers(loaded: LoadedModel) -> int:
+    from transformers import DynamicCache
+
+    return len(DynamicCache(config=loaded.model.config).layers)
+
+
+class _Decoder:
+    """The loop's state between flat steps: the queue, the slots, what each row waits for."""
+
+    def __init__(self, loaded: LoadedModel, rows: list[Row], queue: deque[int], stepper: Stepper, slots: Slots,
+                 profile: MutableMapping[str, float], drafts: int) -> None:
+        from transformers import DynamicCache
+
+        self.loaded, self.rows, self.queue, self.stepper, self.slots = loaded, rows, queue, stepper, slots
+        self.profile, self.drafts = profile, drafts
+        self.costs = [len(r.ids) - r.shared + r.plan for r in rows]
+        self.cache = DynamicCache(config=loaded.model.config)
+        self.cache.layers = slots.kv.layers
+        self.lookups: dict[int, PromptLookup] = {}
+        self.admitted: list[int] = []
+        self.waiting: list[int] = []  # admitted rows that take a sibling's states once computed, next step
+        self.encode = functools.lru_cache(maxsize=4096)(self._encode)
+
+    def _encode(self, text: str) -> tuple[int, ...]:
+        return tuple(self.loaded.tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    def _admit(self) -> dict[int, int]:
+        """Rows whose prompt tails this step computes (slot -> row): last step's waiting rows, then the
+        queue's next rows while they fit; a row that shares more than its prompt's prefix with one of
+        them waits a step, for that row's states."""
+        slots, entering = self.slots, {}
+        for k in self.waiting:
+            entering[slots.slot_of(k)] = k
+        tokens = sum(len(self.rows[k].ids) for k in self.waiting)
+        self.waiting = []
+        while self.queue and slots.table.fits(self.costs[self.queue[0]]) and (not entering or tokens < PREFILL_TOKENS):
+            k = self.queue.popleft()
+            slot = slots.place(k, self.costs[k])
+            self.admitted.append(k)
+            if slots.sibling(k, list(entering.values())):
+                self.waiting.append(k)
+            else:
+                entering[slot] = k
+                tokens += len(self.rows[k].ids)
+        return entering
+
+    def step(self) -> bool:
+        """One flat step; False once every row is done."""
+        slots, rows, profile = self.slots, self.rows, self.profile
+        entering = self._admit()
+        if not slots.table.rows:
+            return bool(self.queue)
+        if not self.queue:
+            slots.pack()
+            entering = {slots.slot_of(k): k for k in entering.values()}
+        chunks: dict[int, list[int]] = {}
+        for slot, k in entering.items():
+            start = slots.fill(k, slot)
+            chunks[slot] = rows[k].ids[start:]
+            profile["prefill_tokens"] += len(chunks[slot])
+            profile["prefix_reused_tokens"] += start
+        drafted = {slot: self._draft(k) for slot, k in enumerate(slots.table.slots)
+                   if k is not None and slot not in entering and k not in self.waiting}
+        held = {slot: k for slot, k in enumerate(slots.table.slots) if k is not None}
+        for slot, guess in drafted.items():
+            chunks[slot] = [rows[held[slot]].tokens[-1], *guess]
+            slots.kv.grow(slots.lengths[slot] + len(chunks[slot]) + 1)
+        order = sorted(chunks)
+        firsts, kept = [], 0  # where each slot's first pick is among the kept logits
+        for slot in order:
+            firsts.append(kept)
+            kept += 1 if slot in entering else len(chunks[slot])
+        logits = self._forward(chunks, entering)
+        going = set(self.stepper.step(logits[firsts], [held[s] for s in order]))
+        for slot, at in zip(order, firsts, strict=True):
+            k = held[slot]
+            alive = k in going
+            if slot in entering:
+                slots.lengths[slot] = len(rows[k].ids)
+                slots.prefilled.add(slot)
+            else:
+                accepted, guess = 0, drafted[slot]
+                if alive and guess:
+                    accepted, alive = self.stepper.verify(k, logits[at + 1 : at + 1 + len(guess)], guess)
+                    profile["draft_tokens"] += len(guess)
+                    profile["draft_accepted"] += accepted
+                slots.lengths[slot] += 1 + accepted
+                if alive and k in self.lookups:
+                    look = self.lookups[k]
+                    look.extend(rows[k].tokens[len(look.context) - len(rows[k].ids) :])
+            if not alive:
+                slots.free(slot)
+                self.lookups.pop(k, None)
+        return True
+
+    def _draft(self, k: int) -> list[int]:
+        """Row ``k``'s draft tokens for this step (none for a sampled row or one at its budget's end)."""
+        row = self.rows[k]
+        room = min(self.drafts, row.max_tokens - len(row.tokens) - 1)
+        if room <= 0 or row.temperature > 0:
+            return []
+        if k not in self.lookups:
+            self.lookups[k] = PromptLookup([*row.ids, *row.tokens])
+        return draft(self.lookups[k], self.stepper.forced(k), self.encode, room)
+
+    def _forward(self, chunks: dict[int, list[int]], entering: dict[int, int]) -> torch.Tensor:
+        """Logits of the step: the last position of each entering row, every position of the others."""
+        slots, profile = self.slots, self.profile
+        step, ids, positions = flat_step(chunks, slots.lengths, device=self.loaded.device)
+        keep: list[int] = []
+        at = 0
+        for slot in sorted(chunks):
+            count = len(chunks[slot])
+            keep += [at + count - 1] if slot in entering else range(at, at + count)
+            at += count
+        slots.kv.step = step
+        clock = time.perf_counter()
+        logits = self.loaded.forward_flat(ids, positions, self.cache, step, keep)
+        seconds = time.perf_counter() - clock
+        slots.kv.step = None
+        decoding = [s for s in chunks if s not in entering]
+        share = sum(len(chunks[s]) for s in entering) / len(ids)
+        profile["flat_steps"] += 1
+        profile["flat_tokens"] += len(ids)
+        profile["prefill_seconds"] += seconds * share
+        profile["decode_seconds"] += seconds * (1 - share)
+        profile["decode_steps"] += bool(decoding)
+        profile["decode_tokens"] += len(decoding)
+        return logits

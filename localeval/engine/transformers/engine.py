@@ -1,9 +1,10 @@
 """The judge on transformers: continuously batched rows decoded under each request's JSON-schema grammar.
 
-The decode loop is our own (KV cache in decode slots, left padding, per-row grammar, per-row seeded
-sampling): a row leaves the batch the moment its JSON is complete and the next waiting ask takes its
-slot, so steps run full until the queue is empty. Asks of one prompt share its instruction and
-examples: that prefix is computed once.
+The decode loop is our own (key/value states in decode slots, flat steps over every row's new tokens,
+per-row grammar, per-row seeded sampling, draft tokens checked in the same pass): a row leaves the
+batch the moment its JSON is complete and the next waiting ask takes its slot, so steps run full until
+the queue is empty. Asks of one prompt share its instruction and examples, and asks of one sample its
+question and passages: each shared prefix is computed once.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from localeval.engine.soft import LeadTable
 from localeval.engine.transformers.batching import plan_batches
 from localeval.engine.transformers.continuous import decode_continuous
 from localeval.engine.transformers.decode import Row, decode_batch
+from localeval.engine.transformers.drafts import MAX_DRAFT
 from localeval.engine.transformers.kv_cache import PrefixCache
 from localeval.engine.transformers.loading import load_model
 from localeval.model_folders import model_fingerprint
@@ -43,7 +45,10 @@ class TransformersEngine:
     ``stop_repeats=True`` ends a list the moment the judge repeats an earlier item of it, where
     the schema allows the shorter list (``localeval.engine.repeats``; a speed knob: it changes
     the answers of a judge that loops, and only those). ``max_new_tokens`` replaces every request's
-    ``max_tokens`` when set. ``threads`` sets torch's
+    ``max_tokens`` when set. ``drafts`` is the most draft tokens a greedy row feeds per step
+    (``localeval.engine.transformers.drafts``: the grammar's forced text and prompt lookup, checked by
+    the model in the same pass; the answers are those of one token at a time; 0 turns drafts off).
+    ``threads`` sets torch's
     (process-wide) thread count; unset, torch keeps one per core when OpenMP threads wait passively
     (localeval sets that on import, before torch loads), else 1: threads that spin for each other
     on a shared CPU lose badly (``localeval.cpu_threads``, benchmarks/threads.py).
@@ -72,6 +77,7 @@ class TransformersEngine:
         dtype: Any = None,
         record: bool = False,
         stop_repeats: bool = False,
+        drafts: int = MAX_DRAFT,
     ) -> None:
         self.loaded = load_model(Path(model_dir), threads=threads, device=device,
                                  trust_remote_code=trust_remote_code, dtype=dtype)
@@ -95,10 +101,11 @@ class TransformersEngine:
         self.stop_repeats = stop_repeats and self.loaded.plain_layers
         self.guard = RepeatGuard(self.tokenizer) if self.stop_repeats else None
         self.batches: list[list[tuple[tuple[int, ...], tuple[int, ...]]]] = []
+        self.drafts = max(0, drafts)
 
     @functools.cached_property
     def fingerprint(self) -> str:
-        """Model files and dtype; the grammar backend is left out (same constrained answers)."""
+        """Model files and dtype; the grammar backend and drafts are left out (same constrained answers)."""
         guard = ":stop-repeats" if self.stop_repeats else ""
         return f"transformers:{model_fingerprint(self.model_dir)}:{self.dtype}{guard}"
 
@@ -160,17 +167,20 @@ class TransformersEngine:
         """Decode ``rows`` in place under this engine's grammar; ``finished(row)`` as each row completes."""
         plan = self._batches(rows)
         leads = self.leads if any(r.soft for r in rows) else None
-        if not self.loaded.plain_layers:
+        if not (self.loaded.plain_layers and self.loaded.flat):
             for batch, shared in plan:
                 decode_batch(self.loaded, self.grammar, batch, shared, self.prefixes, self.profile, finished, leads)
                 self._record(batch)
             return
-        queue = [row for batch, _ in plan for row in batch]
         for batch, shared in plan:
             for row in batch:
                 row.shared = shared
+        # Prompts in token order: the asks of one prompt and one sample, which share the longest prefixes,
+        # come one after another (an ask's n samples stay together, in seed order)
+        queue = sorted(rows, key=lambda r: r.ids)
         order = decode_continuous(self.loaded, self.grammar, queue, self.batch_size, self.batch_tokens,
-                                  self.prefixes, self.profile, finished, leads, self.guard)
+                                  self.prefixes, self.profile, finished, leads, self.guard, self.drafts,
+                                  self.prefix_reuse)
         for start in range(0, len(order), self.batch_size):
             self._record([queue[k] for k in order[start : start + self.batch_size]])
 

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from localeval.cpu_threads import default_threads
-from localeval.engine.transformers.attention import register_float32_attention
+from localeval.engine.transformers.flat import FlatStep, register_attention
 from localeval.errors import LocalevalError
 from localeval.model_folders import check_model_folder, set_offline
 
@@ -32,6 +33,7 @@ class LoadedModel:
     pad_token_id: int
     cache_kwarg: str  # the forward's name for the key/value cache
     plain_layers: bool  # every cache layer is a plain one: preallocated room and prefix reuse work
+    flat: bool = True  # the model runs localeval's attention function, so flat steps work (flat.py)
 
     def forward(self, ids: torch.Tensor, mask: torch.Tensor, positions: torch.Tensor, cache: Any) -> torch.Tensor:
         """Logits of the last position of every row, float32."""
@@ -44,6 +46,28 @@ class LoadedModel:
             **{self.cache_kwarg: cache},
         )
         return out.logits[:, -1, :].float()
+
+    def forward_flat(self, ids: list[int], positions: list[int], cache: Any, step: FlatStep,
+                     keep: list[int]) -> torch.Tensor:
+        """Logits (float32) at the flat positions ``keep`` of one flat step over the slots in ``cache``."""
+        import torch
+
+        out = self.model(
+            input_ids=torch.tensor([ids], device=self.device),
+            attention_mask=self._no_mask,  # a 4D mask is taken as given: transformers builds none
+            position_ids=torch.tensor([positions], device=self.device),
+            use_cache=True,
+            logits_to_keep=torch.tensor(keep, device=self.device),
+            flat_step=step,
+            **{self.cache_kwarg: cache},
+        )
+        return out.logits[0].float()
+
+    @functools.cached_property
+    def _no_mask(self) -> torch.Tensor:
+        import torch
+
+        return torch.ones((1, 1, 1, 1), dtype=torch.bool, device=self.device)
 
 
 def load_model(model_dir: Path, *, threads: int | None, device: str, trust_remote_code: bool,
@@ -67,22 +91,25 @@ def load_model(model_dir: Path, *, threads: int | None, device: str, trust_remot
         dtype = torch.float32 if where.type == "cpu" else "auto"
     elif isinstance(dtype, str) and dtype != "auto":
         dtype = getattr(torch, dtype)
-    # bfloat16 weights make the linear layers fast; attention in bfloat16 is slow on a CPU and less exact
-    attention = {"attn_implementation": register_float32_attention()} if dtype is torch.bfloat16 else {}
+    # localeval's attention (flat steps; transformers' sdpa otherwise); bfloat16 weights make the linear
+    # layers fast, but attention in bfloat16 is slow on a CPU and less exact, so it runs in float32
+    plain_name, float32_name = register_attention()
+    attention = {"attn_implementation": float32_name if dtype is torch.bfloat16 else plain_name}
     tokenizer = AutoTokenizer.from_pretrained(model_dir, local_files_only=True, trust_remote_code=trust_remote_code)
     if not tokenizer.chat_template:
         raise LocalevalError(
             f"The tokenizer in {model_dir} has no chat template; use an instruct model folder "
             "(its tokenizer_config.json or chat_template.jinja must define one)."
         )
-    model = AutoModelForCausalLM.from_pretrained(
-        model_dir,
-        local_files_only=True,
-        trust_remote_code=trust_remote_code,
-        dtype=dtype,
-        device_map=str(where),
-        **attention,
-    )
+    def load(**extra: Any) -> Any:
+        return AutoModelForCausalLM.from_pretrained(model_dir, local_files_only=True,
+                                                    trust_remote_code=trust_remote_code, dtype=dtype,
+                                                    device_map=str(where), **extra)
+
+    try:
+        model, flat = load(**attention), True
+    except (ValueError, NotImplementedError):  # a model class that takes no attention function of ours
+        model, flat = load(), False
     model.eval()
     config = model.config
     stop = stop_token_ids(model, tokenizer)
@@ -99,6 +126,7 @@ def load_model(model_dir: Path, *, threads: int | None, device: str, trust_remot
         cache_kwarg="cache" if "cache" in forward_parameters else "past_key_values",  # transformers < 5.x
         # Preallocated layers and prefix reuse need plain layers (no sliding window, no linear attention).
         plain_layers=all(type(layer) is DynamicLayer for layer in DynamicCache(config=config).layers),
+        flat=flat,
     )
 
 
