@@ -11,7 +11,9 @@ prompts: no drift from earlier answers), in one engine call:
 * ``float32``: the same setting replayed, in a different batch layout: the noise floor;
 * ``bfloat16`` (or any ``--dtype`` the engine takes): another model path;
 * ``reason=N``: the same model with every ``reason`` string bounded to N characters in the schema
-  (the default bounds are 160 to 200); ``bfloat16+reason=N`` combines both.
+  (the default bounds are 160 to 200); ``bfloat16+reason=N`` combines both;
+* ``drafts=N``: the transformers engine's draft tokens per step (``float32+drafts=0``: one token at a
+  time, the decoding the default's draft tokens must reproduce).
 
 A verdict is every integer in an answer's JSON (0/1 verdicts, ratings, the noncommittal flag), at its
 place; an ask's verdicts are identical when all of them are. Asks that answer with text only
@@ -124,16 +126,19 @@ class Candidate:
     label: str
     dtype: str  # the transformers engine's --dtype
     reason_chars: int | None  # None: the prompts' own bounds
+    drafts: int | None = None  # the engine's --drafts (None: its default)
 
     @classmethod
     def parse(cls, text: str) -> Candidate:
-        dtype, chars = "float32", None
+        dtype, chars, drafts = "float32", None, None
         for part in text.split("+"):
             if part.startswith("reason="):
                 chars = int(part.removeprefix("reason="))
+            elif part.startswith("drafts="):
+                drafts = int(part.removeprefix("drafts="))
             else:
                 dtype = part
-        return cls(text, dtype, chars)
+        return cls(text, dtype, chars, drafts)
 
 
 def compare(reference: list[tuple[Request, Result]], answers: list[Result]) -> dict[str, Any]:
@@ -187,10 +192,11 @@ def main(argv: list[str] | None = None) -> int:
     machine = describe_machine()
     judge_dir, embedder, options = localeval_models(args)
 
-    def engine_for(dtype: str) -> Any:
+    def engine_for(dtype: str, drafts: int | None = None) -> Any:
         if args.engine == "scripted":  # a fresh rule-based judge: every setting answers alike
             return localeval_models(args)[0]
-        return load_judge(judge_dir, replace(options or JudgeOptions(), extra={"dtype": dtype}))
+        extra = {"dtype": dtype, **({} if drafts is None else {"drafts": drafts})}
+        return load_judge(judge_dir, replace(options or JudgeOptions(), extra=extra))
 
     started = time.perf_counter()
     recorder = Recorder(engine_for("float32"))
@@ -218,7 +224,7 @@ def main(argv: list[str] | None = None) -> int:
     for text in candidates:
         cand = Candidate.parse(text)
         started = time.perf_counter()
-        engine = engine_for(cand.dtype)
+        engine = engine_for(cand.dtype, cand.drafts)
         loading = time.perf_counter() - started
         asks = [req if cand.reason_chars is None else replace(req, schema=bound_reasons(req.schema, cand.reason_chars))
                 for req, _ in reference]

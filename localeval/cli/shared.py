@@ -43,6 +43,7 @@ class Shared:
     quantization: str | None = None
     enforce_eager: bool | None = None
     stop_repeats: bool = False
+    drafts: int | None = None
     no_progress: bool = False
     cache: str | None = None
     no_cache: bool = False
@@ -64,6 +65,12 @@ class Shared:
             if self.engine != "transformers":
                 raise LocalevalError("--stop-repeats works on the transformers engine only")
             extra["stop_repeats"] = True
+        if self.drafts is not None:
+            if self.engine != "transformers":
+                raise LocalevalError("--drafts works on the transformers engine only (vLLM schedules its own decoding)")
+            if self.drafts < 0:
+                raise LocalevalError(f"--drafts takes 0 (off) or more draft tokens, not {self.drafts}")
+            extra["drafts"] = self.drafts
         if self.engine != "transformers":
             extra = {
                 "tensor_parallel_size": self.tensor_parallel_size,
@@ -131,6 +138,8 @@ ENGINE = (*options(
     ("quantization", str | None, "vllm: awq, gptq, fp8, ... (default: from the model folder)"),
     ("stop_repeats", bool, "transformers engine: end a list the moment the judge repeats an earlier item of it "
                            "(fewer tokens from a judge that loops; only such answers change; README: Speed knobs)"),
+    ("drafts", int | None, "transformers engine: most draft tokens a greedy row has checked per forward pass "
+                           "(the grammar's forced text, prompt lookup; the same answers; 0: off; default 8)"),
 ), ("enforce_eager", Annotated[bool | None, typer.Option(
     "--enforce-eager/--compile",
     help="vllm: run the model eagerly, or compile it (CUDA graphs); default: eager on a CPU build, compiled on a GPU",

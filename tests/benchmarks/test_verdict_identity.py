@@ -58,6 +58,7 @@ def test_compare_counts_verdict_asks_verdicts_and_text_asks_apart():
 
 def test_candidates_parse_dtype_and_reason_bound():
     assert vi.Candidate.parse("bfloat16+reason=80") == vi.Candidate("bfloat16+reason=80", "bfloat16", 80)
+    assert vi.Candidate.parse("float32+drafts=0") == vi.Candidate("float32+drafts=0", "float32", None, 0)
     assert vi.Candidate.parse("reason=40") == vi.Candidate("reason=40", "float32", 40)
     assert vi.Candidate.parse("float32").reason_chars is None
 

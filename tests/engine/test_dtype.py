@@ -11,7 +11,7 @@ import torch
 
 from localeval.cli.shared import Shared
 from localeval.engine.base import Request
-from localeval.engine.transformers.attention import float32_attention
+from localeval.engine.transformers.flat import flat_attention_float32
 from localeval.errors import LocalevalError
 
 
@@ -19,6 +19,15 @@ def test_dtype_reaches_the_transformers_engine_only_when_asked() -> None:
     assert Shared().judge_options(0).extra == {}  # auto: float32 on a CPU, as before; fingerprints unchanged
     assert Shared(dtype="bfloat16").judge_options(0).extra == {"dtype": "bfloat16"}
     assert Shared(engine="vllm", dtype="bfloat16").judge_options(0).extra["dtype"] == "bfloat16"
+
+
+def test_drafts_reach_the_transformers_engine_only_when_asked() -> None:
+    assert "drafts" not in Shared().judge_options(0).extra  # the engine's own default
+    assert Shared(drafts=0).judge_options(0).extra == {"drafts": 0}
+    with pytest.raises(LocalevalError, match="--drafts works on the transformers engine only"):
+        Shared(engine="vllm", drafts=4).judge_options(0)
+    with pytest.raises(LocalevalError, match="--drafts takes 0"):
+        Shared(drafts=-1).judge_options(0)
 
 
 def test_an_unknown_dtype_is_refused_before_any_model_loads(tmp_path: Path) -> None:
@@ -39,7 +48,7 @@ def test_float32_attention_is_float32_sdpa_returned_in_bfloat16() -> None:
     key, value = (torch.randn(2, 2, 9, 16, generator=gen).bfloat16() for _ in range(2))
     mask = torch.ones(2, 1, 1, 9, dtype=torch.bool)
     mask[1, ..., :4] = False  # the second row is left padded
-    out, _ = float32_attention(_Module(), query, key, value, mask, scaling=0.25)
+    out, _ = flat_attention_float32(_Module(), query, key, value, mask, scaling=0.25)  # outside a flat step
     assert out.dtype == torch.bfloat16 and out.shape == (2, 1, 6, 16)
     keys = key.float().repeat_interleave(3, dim=1)
     values = value.float().repeat_interleave(3, dim=1)
@@ -52,11 +61,11 @@ def test_float32_attention_is_float32_sdpa_returned_in_bfloat16() -> None:
 @pytest.mark.model
 def test_bfloat16_engine_answers_valid_json(judge_dir) -> None:
     from localeval.engine.transformers import TransformersEngine
-    from localeval.engine.transformers.attention import FLOAT32_ATTENTION
+    from localeval.engine.transformers.flat import ATTENTION_FLOAT32
 
     engine = TransformersEngine(judge_dir, dtype="bfloat16", batch_size=4, threads=1)
     assert engine.fingerprint.endswith(":bfloat16") and engine.model.dtype == torch.bfloat16
-    assert engine.model.config._attn_implementation == FLOAT32_ATTENTION
+    assert engine.model.config._attn_implementation == ATTENTION_FLOAT32
     schema = {"type": "object", "properties": {"reason": {"type": "string", "maxLength": 60},
                                                "verdict": {"type": "integer", "enum": [0, 1]}},
               "required": ["reason", "verdict"], "additionalProperties": False}
