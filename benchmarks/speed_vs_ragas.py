@@ -104,10 +104,12 @@ def localeval_figures(summary: dict[str, Any], args: argparse.Namespace) -> dict
                          "nan_share": m.get("nan_share"), "nan_reasons": m.get("nan_reasons", {}),
                          "calls": u["judge_calls"], "completion_tokens": u["completion_tokens"],
                          "prompt_tokens": u["prompt_tokens"], "seconds": u["engine_seconds"]}
-    last = str(summary["run"]["judge"]).rsplit(":", 1)[-1]  # transformers' fingerprint ends with its dtype
-    dtype = last if last in ("float32", "bfloat16", "float16") else args.dtype
+    # transformers' fingerprint holds its dtype (then ":stop-repeats" where the guard is on)
+    named = [part for part in str(summary["run"]["judge"]).split(":") if part in ("float32", "bfloat16", "float16")]
+    dtype = named[-1] if named else args.dtype
+    settings = " + stop-repeats" if getattr(args, "stop_repeats", False) else ""
     return {
-        "system": f"localeval {localeval.__version__} ({args.engine}, {dtype})",
+        "system": f"localeval {localeval.__version__} ({args.engine}, {dtype}{settings})",
         "samples": t["samples"], "samples_done": t["samples"], "finished": True,
         "wall_seconds": t["wall_seconds"],
         "samples_per_second": t["samples_per_second"], "judge_calls": t["judge_calls"],

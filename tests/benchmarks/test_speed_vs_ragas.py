@@ -49,3 +49,16 @@ def test_the_ratio_gains_the_whole_process_speedup():
              "load_seconds": 10.0}
     out = svr.ratios(local, ragas)
     assert out["speedup"] == 2.5 and out["whole_process_speedup"] == 2.0 and out["ragas_whole_seconds"] == 110.0
+
+
+def test_the_system_names_the_dtype_the_judge_ran_in_and_the_repeat_guard():
+    usage = {"judge_calls": 1, "completion_tokens": 2, "prompt_tokens": 3, "engine_seconds": 4.0}
+    summary = {"total": {"samples": 1, "wall_seconds": 5.0, "samples_per_second": 0.2, "judge_calls": 1,
+                         "engine_calls": 1, "rounds": 1, "prompt_tokens": 3, "completion_tokens": 2},
+               "metrics": {name: {"mean": 0.5} for name in svr.METRICS},
+               "usage": {name: usage for name in svr.METRICS},
+               "run": {"judge": "transformers:judge@abc:float32:stop-repeats"}}
+    figures = svr.localeval_figures(summary, _args("--stop-repeats"))
+    assert figures["system"].endswith("(transformers, float32 + stop-repeats)")
+    summary["run"]["judge"] = "transformers:judge@abc:bfloat16"
+    assert svr.localeval_figures(summary, _args())["system"].endswith("(transformers, bfloat16)")
