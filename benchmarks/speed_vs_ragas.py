@@ -147,6 +147,7 @@ def run_ragas(samples_file: Path, args: argparse.Namespace) -> dict[str, Any]:
     data["process_seconds"] = round(time.perf_counter() - started, 3)
     if stopped:
         data["stopped"] = stopped
+    out.write_text(json.dumps(data, indent=1))  # a later --ragas-result counts the whole process too
     return data
 
 
