@@ -300,11 +300,15 @@ class _Decoder:
             chunks[slot] = [rows[held[slot]].tokens[-1], *guess]
             slots.kv.grow(slots.lengths[slot] + len(chunks[slot]) + 1)
         order = sorted(chunks)
-        firsts, kept = [], 0  # where each slot's first pick is among the kept logits
+        keep: list[int] = []  # flat positions whose logits are kept: an entering row's last, all the others'
+        firsts: list[int] = []  # where each slot's first pick is among the kept logits
+        at = 0
         for slot in order:
-            firsts.append(kept)
-            kept += 1 if slot in entering else len(chunks[slot])
-        logits = self._forward(chunks, entering)
+            firsts.append(len(keep))
+            count = len(chunks[slot])
+            keep += [at + count - 1] if slot in entering else range(at, at + count)
+            at += count
+        logits = self._forward(chunks, entering, keep)
         going = set(self.stepper.step(logits[firsts], [held[s] for s in order]))
         for slot, at in zip(order, firsts, strict=True):
             k = held[slot]
@@ -337,16 +341,10 @@ class _Decoder:
             self.lookups[k] = PromptLookup([*row.ids, *row.tokens])
         return draft(self.lookups[k], self.stepper.forced(k), self.encode, room)
 
-    def _forward(self, chunks: dict[int, list[int]], entering: dict[int, int]) -> torch.Tensor:
-        """Logits of the step: the last position of each entering row, every position of the others."""
+    def _forward(self, chunks: dict[int, list[int]], entering: dict[int, int], keep: list[int]) -> torch.Tensor:
+        """Logits of the step at the flat positions ``keep``."""
         slots, profile = self.slots, self.profile
         step, ids, positions = flat_step(chunks, slots.lengths, device=self.loaded.device)
-        keep: list[int] = []
-        at = 0
-        for slot in sorted(chunks):
-            count = len(chunks[slot])
-            keep += [at + count - 1] if slot in entering else range(at, at + count)
-            at += count
         slots.kv.step = step
         clock = time.perf_counter()
         logits = self.loaded.forward_flat(ids, positions, self.cache, step, keep)
