@@ -18,6 +18,7 @@ import localeval
 from localeval.embed import HashEmbedder
 from localeval.engine.base import Request
 from localeval.engine.scripted import ScriptedEngine, rule_script
+from localeval.engine.transformers.continuous import shared_length
 from localeval.engine.vllm_engine import VLLMEngine
 from localeval.errors import LocalevalError
 
@@ -99,7 +100,7 @@ class FakeLLM:
         for conversation, params in zip(messages, sampling_params, strict=True):
             text = self.tokenizer.apply_chat_template(conversation, add_generation_prompt=True)
             ids = self.tokenizer.encode(text, add_special_tokens=False)
-            cached = max((_common_prefix(ids, seen) for seen in self.seen), default=0)
+            cached = max((shared_length(ids, seen) for seen in self.seen), default=0)
             self.seen.append(ids)
             schema = getattr(params, self.spelling).json
             completions = [
@@ -114,15 +115,6 @@ class FakeLLM:
                 )
             )
         return outputs
-
-
-def _common_prefix(a: list[int], b: list[int]) -> int:
-    n = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        n += 1
-    return n
 
 
 def fake_vllm_module(spelling: str) -> tuple[types.ModuleType, types.ModuleType]:
