@@ -54,19 +54,18 @@ def test_a_short_shared_prefix_or_a_lone_ask_is_batched_by_length() -> None:
     assert plan_batches([], [], 16, None, prefix_reuse=True) == []
 
 
-def _simulate(answers: list[int], costs: list[int], batch_size: int, batch_tokens: int | None
-              ) -> tuple[list[int], list[int], list[list[int | None]]]:
+def _simulate(answers: list[int], batch_size: int) -> tuple[list[int], list[int], list[list[int | None]]]:
     """Run a queue through a SlotTable as the decode loop does: (busy rows per step, admission order, slots)."""
-    table = SlotTable(batch_size, batch_tokens)
+    table = SlotTable(batch_size)
     queue = list(range(len(answers)))
     left = list(answers)
     busy: list[int] = []
     admitted: list[int] = []
     layouts: list[list[int | None]] = []
     while True:
-        while queue and table.fits(costs[queue[0]]):
+        while queue and table.fits():
             admitted.append(queue[0])
-            table.place(queue[0], costs[queue[0]])
+            table.place(queue[0])
             queue.pop(0)
         if not table.rows:
             return busy, admitted, layouts
@@ -84,7 +83,7 @@ def _simulate(answers: list[int], costs: list[int], batch_size: int, batch_token
 
 def test_steps_run_full_until_the_queue_is_empty() -> None:
     answers = [5, 1, 3, 2, 8, 1, 1, 4, 2, 6]
-    busy, admitted, layouts = _simulate(answers, [10] * len(answers), 4, None)
+    busy, admitted, layouts = _simulate(answers, 4)
     assert admitted == list(range(len(answers)))  # the queue's order
     assert sum(busy) == sum(answers)  # every answer token is one busy row of one step
     last_admission = min(i for i, layout in enumerate(layouts) if 9 in layout)
@@ -95,23 +94,17 @@ def test_steps_run_full_until_the_queue_is_empty() -> None:
 
 
 def test_a_finished_row_s_slot_goes_to_the_next_waiting_row() -> None:
-    _, _, layouts = _simulate([1, 3, 1], [10] * 3, 2, None)
+    _, _, layouts = _simulate([1, 3, 1], 2)
     assert layouts == [[0, 1], [2, 1], [1]]  # row 2 takes slot 0; then the batch shrinks to row 1
 
 
-def test_the_token_budget_bounds_rows_times_the_largest_cost() -> None:
-    table = SlotTable(16, 300)
-    assert table.fits(1000)  # an empty table takes any row, however large
-    table.place(0, 100)
-    assert table.fits(150) and not table.fits(151)  # 2 x 150 = 300
-    table.place(1, 100)
-    assert table.fits(100) and not table.fits(101)  # 3 x 100 = 300
+def test_rows_are_the_only_limit_on_slots() -> None:
+    table = SlotTable(2)
+    assert table.fits()
+    table.place(0)
+    table.place(1)
+    assert not table.fits()  # two rows in two slots
     table.free(0)
-    assert table.slots == [None, 1] and table.rows == [1]
+    assert table.fits() and table.slots == [None, 1] and table.rows == [1]
     assert table.pack() == [(1, 0)] and table.slots == [1] and table.pack() == []
-    full = SlotTable(2, None)
-    full.place(0, 5)
-    full.place(1, 5)
-    assert not full.fits(1)
-    busy, admitted, _ = _simulate([2, 2, 2, 2], [100, 100, 200, 100], 16, 300)
-    assert busy == [2, 2, 1, 1, 1, 1] and admitted == [0, 1, 2, 3]  # the 200 waits; the queue keeps its order
+    assert table.place(2) == 1 and table.rows == [1, 2]

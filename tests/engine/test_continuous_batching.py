@@ -169,3 +169,22 @@ def test_the_repeat_guard_cuts_only_lists_that_repeat_an_item(judge_engine, asks
             assert b.completion_tokens < a.completion_tokens
             json.loads(b.text)
     assert cut >= 2  # both repeating answers, maybe more
+
+
+def test_a_token_budget_does_not_hold_rows_out_of_free_slots(judge_engine, asks, monkeypatch):
+    """Flat steps pad nothing, so rows are their only limit: a budget that would hold every padded batch
+    to one row (rows x (prompt tail + answer budget) within 300 tokens) leaves the steps and answers as
+    they are without it."""
+    monkeypatch.setattr(judge_engine, "batch_size", 4)
+    counts = ("flat_steps", "decode_tokens")
+
+    def run(budget: int | None) -> tuple[list, dict[str, float]]:
+        monkeypatch.setattr(judge_engine, "batch_tokens", budget)
+        before = {k: judge_engine.profile[k] for k in counts}
+        results = judge_engine.generate(asks)
+        return _answers(results), {k: judge_engine.profile[k] - before[k] for k in counts}
+
+    free, free_counts = run(None)
+    tight, tight_counts = run(300)
+    assert tight == free and tight_counts == free_counts
+    assert free_counts["decode_tokens"] > 2 * free_counts["flat_steps"]  # more than two busy rows a step

@@ -3,9 +3,9 @@
 Rows of one prompt share its instruction and examples: a batch of them is prefilled once for that
 shared prefix, then each row's own tail. Rows are sorted longest first so a batch wastes little on
 padding, and cut by row count and by a token budget of rows x (longest tail + longest answer budget).
-With continuous batching the plan is the queue's order, and a :class:`SlotTable` lets the next
-waiting row take the slot of one that finished, under the same two limits; once no row waits, the
-busy rows are packed into the first slots as others finish.
+With continuous batching (flat steps) the plan gives each row its shared prefix, and a
+:class:`SlotTable` lets the next waiting row take the slot of one that finished, limited by rows only;
+once no row waits, the busy rows are packed into the first slots as others finish.
 """
 
 from __future__ import annotations
@@ -72,35 +72,27 @@ def plan_batches(ids: Sequence[list[int]], budgets: Sequence[int], batch_size: i
 
 
 class SlotTable:
-    """Which row holds each decode slot, and whether the next waiting row fits beside the others.
+    """Which row holds each decode slot; at most ``batch_size`` rows hold one.
 
-    A row's cost is its prompt tail (after its shared prefix) plus its answer budget; the rows in
-    slots never exceed ``batch_size``, nor ``batch_tokens`` counted as rows x (largest cost).
+    Rows are the only limit: in flat steps nothing is padded, so a row costs the work of its own tokens
+    whatever the others hold (``continuous.py``).
     """
 
-    def __init__(self, batch_size: int, batch_tokens: int | None) -> None:
+    def __init__(self, batch_size: int) -> None:
         self.batch_size = max(1, batch_size)
-        self.batch_tokens = batch_tokens
         self.slots: list[int | None] = []  # the row in each slot; None: free until a row takes it
-        self.costs: dict[int, int] = {}
 
     @property
     def rows(self) -> list[int]:
         """The rows in slots, in slot order."""
         return [row for row in self.slots if row is not None]
 
-    def fits(self, cost: int) -> bool:
-        """Whether a row of ``cost`` may take a slot now; an empty table takes any row."""
-        busy = list(self.costs.values())
-        if not busy:
-            return True
-        if len(busy) >= self.batch_size:
-            return False
-        return self.batch_tokens is None or (len(busy) + 1) * max(cost, *busy) <= self.batch_tokens
+    def fits(self) -> bool:
+        """Whether a waiting row may take a slot now."""
+        return len(self.rows) < self.batch_size
 
-    def place(self, row: int, cost: int) -> int:
+    def place(self, row: int) -> int:
         """The slot ``row`` takes: the first free one, else a new one after the last."""
-        self.costs[row] = cost
         for slot, held in enumerate(self.slots):
             if held is None:
                 self.slots[slot] = row
@@ -110,18 +102,15 @@ class SlotTable:
 
     def free(self, slot: int) -> None:
         """The row in ``slot`` has finished."""
-        row = self.slots[slot]
-        if row is not None:
-            del self.costs[row]
         self.slots[slot] = None
 
     def pack(self) -> list[tuple[int, int]]:
         """Move the rows of the highest slots into free lower ones until the slots in use are the first
         ones, and drop the free slots after them; the moves made, (from, to), in order.
 
-        >>> table = SlotTable(4, None)
+        >>> table = SlotTable(4)
         >>> for row in range(4):
-        ...     _ = table.place(row, 1)
+        ...     _ = table.place(row)
         >>> table.free(0); table.free(2)
         >>> table.pack(), table.slots
         ([(3, 0)], [3, 1])

@@ -12,7 +12,11 @@ Every step is one forward pass over the new tokens of every busy slot laid end t
   columns it accepted.
 
 A row leaves the moment its JSON is complete or its budget is spent, and the next waiting row takes its
-slot at the next step, so steps run full until the queue is empty. Position ids count a row's own
+slot at the next step, so steps run full until the queue is empty. Only the number of rows limits
+admission: nothing is padded, so a row costs the work of its own tokens whatever the others hold, and
+the key/value rooms are allocated for every slot at the longest ask's length whatever is admitted (a
+token budget of rows x longest row, as the padded batches of ``decode.py`` use, only kept slots idle:
+it held the 72 NLI asks of 10 ClapNQ samples to 4 rows at a time). Position ids count a row's own
 tokens, so each row sees exactly the context it would see alone.
 """
 
@@ -135,20 +139,20 @@ class Slots:
     """Which row each decode slot holds, how many columns of its states are filled, and their rooms."""
 
     def __init__(self, loaded: LoadedModel, layers: int, rows: list[Row], batch_size: int,
-                 batch_tokens: int | None, prefixes: PrefixCache, share: bool = True) -> None:
+                 prefixes: PrefixCache, share: bool = True) -> None:
         import torch
 
         self.rows, self.prefixes, self.share = rows, prefixes, share
-        self.table = SlotTable(batch_size, batch_tokens)
+        self.table = SlotTable(batch_size)
         room = max(len(r.ids) + r.plan for r in rows) + MAX_DRAFT + 1
         dtype = torch.float32 if loaded.dtype == "bfloat16" else None  # its attention runs in float32 (flat.py)
         self.kv = SlotKV(layers, min(batch_size, len(rows)), room, dtype)
         self.lengths: list[int] = [0] * self.kv.slots  # per slot: columns of states filled
         self.prefilled: set[int] = set()  # slots whose row's prompt is wholly in its columns
 
-    def place(self, k: int, cost: int) -> int:
+    def place(self, k: int) -> int:
         """Row ``k`` takes a free slot (its states come with :meth:`fill`)."""
-        slot = self.table.place(k, cost)
+        slot = self.table.place(k)
         self.lengths[slot] = 0
         self.prefilled.discard(slot)
         return slot
@@ -199,7 +203,7 @@ class Slots:
 
 
 def decode_continuous(loaded: LoadedModel, grammar_backend: Any, rows: list[Row], batch_size: int,
-                      batch_tokens: int | None, prefixes: PrefixCache, profile: MutableMapping[str, float],
+                      prefixes: PrefixCache, profile: MutableMapping[str, float],
                       finished: Callable[[Row], None] | None = None, leads: LeadTable | None = None,
                       guard: RepeatGuard | None = None, drafts: int = MAX_DRAFT, share: bool = True) -> list[int]:
     """Decode ``rows`` in place, admitted in list order as slots free up; the order they were admitted.
@@ -224,7 +228,7 @@ def decode_continuous(loaded: LoadedModel, grammar_backend: Any, rows: list[Row]
         return []
     generators = {k: torch.Generator().manual_seed(rows[k].seed) for k in queue if rows[k].temperature > 0}
     stepper = Stepper(grammar, rows, generators, report, profile, leads, guard)
-    slots = Slots(loaded, _layers(loaded), rows, batch_size, batch_tokens, prefixes, share)
+    slots = Slots(loaded, _layers(loaded), rows, batch_size, prefixes, share)
     decoder = _Decoder(loaded, rows, queue, stepper, slots, profile, drafts)
     with torch.inference_mode():
         while decoder.step():
@@ -247,7 +251,6 @@ class _Decoder:
 
         self.loaded, self.rows, self.queue, self.stepper, self.slots = loaded, rows, queue, stepper, slots
         self.profile, self.drafts = profile, drafts
-        self.costs = [len(r.ids) - r.shared + r.plan for r in rows]
         self.cache = DynamicCache(config=loaded.model.config)
         self.cache.layers = slots.kv.layers
         self.lookups: dict[int, PromptLookup] = {}
@@ -267,9 +270,9 @@ class _Decoder:
             entering[slots.slot_of(k)] = k
         tokens = sum(len(self.rows[k].ids) for k in self.waiting)
         self.waiting = []
-        while self.queue and slots.table.fits(self.costs[self.queue[0]]) and (not entering or tokens < PREFILL_TOKENS):
+        while self.queue and slots.table.fits() and (not entering or tokens < PREFILL_TOKENS):
             k = self.queue.popleft()
-            slot = slots.place(k, self.costs[k])
+            slot = slots.place(k)
             self.admitted.append(k)
             if slots.sibling(k, list(entering.values())):
                 self.waiting.append(k)

@@ -35,12 +35,12 @@ if TYPE_CHECKING:
 class TransformersEngine:
     """A local causal LM behind :class:`~localeval.engine.base.JudgeEngine`, constrained by a grammar.
 
-    Batches hold at most ``batch_size`` rows and, when ``batch_tokens`` is set, at most that many
-    tokens counted as rows x (longest prompt tail + longest answer budget): short asks travel
-    together in large batches, long ones in small batches that waste little on padding. Rows are
-    queued in that plan's order and batched continuously: as one finishes, the next waiting row
-    that fits both limits takes its slot (models whose cache layers are not plain, e.g. sliding
-    windows, decode the plan's batches one after another instead).
+    At most ``batch_size`` rows decode at once, batched continuously in flat steps: as one finishes,
+    the next waiting row takes its slot (``continuous.py``; nothing is padded, so rows are the only
+    limit). Models whose cache layers are not plain (e.g. sliding windows), or that take no attention
+    function of ours, decode padded batches one after another instead, planned to hold at most
+    ``batch_tokens`` tokens counted as rows x (longest prompt tail + longest answer budget): short asks
+    travel together in large batches, long ones in small batches that waste little on padding.
     ``prefix_reuse=False`` prefills every prompt in full (for comparison; same answers).
     ``stop_repeats=True`` ends a list the moment the judge repeats an earlier item of it, where
     the schema allows the shorter list (``localeval.engine.repeats``; a speed knob: it changes
@@ -178,9 +178,8 @@ class TransformersEngine:
         # Prompts in token order: the asks of one prompt and one sample, which share the longest prefixes,
         # come one after another (an ask's n samples stay together, in seed order)
         queue = sorted(rows, key=lambda r: r.ids)
-        order = decode_continuous(self.loaded, self.grammar, queue, self.batch_size, self.batch_tokens,
-                                  self.prefixes, self.profile, finished, leads, self.guard, self.drafts,
-                                  self.prefix_reuse)
+        order = decode_continuous(self.loaded, self.grammar, queue, self.batch_size, self.prefixes, self.profile,
+                                  finished, leads, self.guard, self.drafts, self.prefix_reuse)
         for start in range(0, len(order), self.batch_size):
             self._record([queue[k] for k in order[start : start + self.batch_size]])
 
