@@ -122,8 +122,8 @@ JUDGE = options(
 ENGINE = (*options(
     ("grammar", Literal["xgrammar", "outlines"], "grammar backend for constrained decoding (default: xgrammar)"),
     ("batch_size", int, "most asks decoded together by the transformers engine"),
-    ("batch_tokens", int, "transformers engine: token budget of a batch, rows x (longest prompt tail + "
-                          "longest answer); 0: no budget, batches of --batch-size"),
+    ("batch_tokens", int, "transformers engine, models decoded in padded batches (sliding-window layers): "
+                          "token budget of a batch, rows x (longest prompt tail + longest answer); 0: no budget"),
     ("threads", int | None, "CPU threads for torch (default: all cores, waiting passively; README: Speed knobs)"),
     ("trust_remote_code", bool, "allow the model folder's own code"),
     ("engine", Literal["transformers", "vllm", "ray-vllm"],
@@ -133,8 +133,9 @@ ENGINE = (*options(
     ("tensor_parallel_size", int, "vllm: GPUs per engine, for a judge too big for one"),
     ("gpu_memory_utilization", float, "vllm: share of GPU memory vLLM may take"),
     ("max_model_len", int | None, "vllm: context window (default: the model's)"),
-    ("dtype", str, "weights dtype: auto (transformers on a CPU: float32; vllm: the model's), float32, bfloat16 "
-                   "(transformers: bf16 weights, attention in float32), float16"),
+    ("dtype", str, "weights dtype: auto (transformers on a CPU: bfloat16 where the CPU has AVX512_BF16 "
+                   "or AMX, else float32; vllm: the model's), float32, bfloat16 (transformers: bf16 weights, "
+                   "attention in float32), float16"),
     ("quantization", str | None, "vllm: awq, gptq, fp8, ... (default: from the model folder)"),
     ("stop_repeats", bool, "transformers engine: end a list the moment the judge repeats an earlier item of it "
                            "(fewer tokens from a judge that loops; only such answers change; README: Speed knobs)"),

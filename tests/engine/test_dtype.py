@@ -77,3 +77,34 @@ def test_bfloat16_engine_answers_valid_json(judge_dir) -> None:
         (choice,) = result.choices
         assert choice.finish_reason == "stop"
         jsonschema.validate(json.loads(choice.text), schema)
+
+
+def test_the_cpu_default_is_bfloat16_only_on_a_cpu_with_bfloat16_units(monkeypatch) -> None:
+    from localeval.engine.transformers import loading
+
+    monkeypatch.setattr(loading, "cpu_has_bf16", lambda: True)
+    assert loading.cpu_default_dtype() is torch.bfloat16
+    monkeypatch.setattr(loading, "cpu_has_bf16", lambda: False)  # AVX2 only: bfloat16 is ~5x slower there
+    assert loading.cpu_default_dtype() is torch.float32
+
+
+def test_bfloat16_detection_agrees_with_the_kernel_s_cpu_flags() -> None:
+    from localeval.engine.transformers.loading import bf16_in_flags, cpu_has_bf16
+
+    cpuinfo = Path("/proc/cpuinfo")
+    if not cpuinfo.exists():
+        pytest.skip("no /proc/cpuinfo on this system to compare torch's probe with")
+    assert cpu_has_bf16() == bf16_in_flags(cpuinfo.read_text())
+    assert not bf16_in_flags("flags : fpu sse2 avx2 fma avx512f avx512bw")
+    assert bf16_in_flags("flags : fpu avx512f amx_bf16 amx_tile")
+
+
+@pytest.mark.model
+def test_a_judge_loaded_without_a_dtype_takes_the_cpu_default(judge_dir) -> None:
+    from localeval.engine.transformers import TransformersEngine
+    from localeval.engine.transformers.loading import cpu_has_bf16
+
+    engine = TransformersEngine(judge_dir, batch_size=2, threads=1)
+    expected = "bfloat16" if cpu_has_bf16() else "float32"
+    assert engine.dtype == expected and engine.fingerprint.endswith(f":{expected}")
+    assert TransformersEngine(judge_dir, batch_size=2, threads=1, dtype="float32").dtype == "float32"

@@ -87,8 +87,8 @@ def load_model(model_dir: Path, *, threads: int | None, device: str, trust_remot
     if threads:
         torch.set_num_threads(threads)
     where = torch.device(device)
-    if dtype is None:  # CPUs without bf16 units are fastest in float32
-        dtype = torch.float32 if where.type == "cpu" else "auto"
+    if dtype is None:  # the CPU default: bfloat16 where the CPU computes it natively, else float32
+        dtype = cpu_default_dtype() if where.type == "cpu" else "auto"
     elif isinstance(dtype, str) and dtype != "auto":
         dtype = getattr(torch, dtype)
     # localeval's attention (flat steps; transformers' sdpa otherwise); bfloat16 weights make the linear
@@ -128,6 +128,42 @@ def load_model(model_dir: Path, *, threads: int | None, device: str, trust_remot
         plain_layers=all(type(layer) is DynamicLayer for layer in DynamicCache(config=config).layers),
         flat=flat,
     )
+
+
+def cpu_default_dtype() -> Any:
+    """bfloat16 on a CPU with bfloat16 dot-product instructions (AVX512_BF16 or AMX), else float32.
+
+    With them, bfloat16 linear layers ran about twice as fast as float32 here (attention stays float32);
+    without them (AVX2 only) about 5 times slower (README: Speed knobs).
+    """
+    import torch
+
+    return torch.bfloat16 if cpu_has_bf16() else torch.float32
+
+
+@functools.cache
+def cpu_has_bf16() -> bool:
+    """Whether this CPU has bfloat16 dot-product instructions (AVX512_BF16 or AMX), asked of torch, else
+    read from the kernel's CPU flags."""
+    import torch
+
+    probes = [getattr(torch.cpu, name, None) for name in ("_is_avx512_bf16_supported", "_is_amx_tile_supported")]
+    if all(callable(probe) for probe in probes):
+        return any(bool(probe()) for probe in probes if probe is not None)
+    try:
+        return bf16_in_flags(Path("/proc/cpuinfo").read_text())
+    except OSError:
+        return False
+
+
+def bf16_in_flags(cpuinfo: str) -> bool:
+    """Whether ``/proc/cpuinfo`` text lists a bfloat16 dot-product extension.
+
+    >>> bf16_in_flags("flags : fpu avx2 avx512f avx512_bf16"), bf16_in_flags("flags : fpu avx2 fma")
+    (True, False)
+    """
+    flags = set(cpuinfo.split())
+    return "avx512_bf16" in flags or "amx_bf16" in flags
 
 
 def stop_token_ids(model: Any, tokenizer: Any) -> list[int]:
