@@ -146,7 +146,7 @@ class Slots:
         self.table = SlotTable(batch_size)
         room = max(len(r.ids) + r.plan for r in rows) + MAX_DRAFT + 1
         dtype = torch.float32 if loaded.dtype == "bfloat16" else None  # its attention runs in float32 (flat.py)
-        self.kv = SlotKV(layers, min(batch_size, len(rows)), room, dtype)
+        self.kv = SlotKV(layers, min(batch_size, len(rows)), room, dtype, loaded.rooms)
         self.lengths: list[int] = [0] * self.kv.slots  # per slot: columns of states filled
         self.prefilled: set[int] = set()  # slots whose row's prompt is wholly in its columns
 

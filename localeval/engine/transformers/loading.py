@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import functools
 import inspect
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from localeval.cpu_threads import default_threads
-from localeval.engine.transformers.flat import FlatStep, register_attention
+from localeval.engine.transformers.flat import FlatStep, RoomPool, register_attention
 from localeval.errors import LocalevalError
 from localeval.model_folders import check_model_folder, set_offline
 
@@ -34,6 +34,7 @@ class LoadedModel:
     cache_kwarg: str  # the forward's name for the key/value cache
     plain_layers: bool  # every cache layer is a plain one: preallocated room and prefix reuse work
     flat: bool = True  # the model runs localeval's attention function, so flat steps work (flat.py)
+    rooms: RoomPool = field(default_factory=RoomPool)  # decode slots' key/value memory, kept between loops
 
     def forward(self, ids: torch.Tensor, mask: torch.Tensor, positions: torch.Tensor, cache: Any) -> torch.Tensor:
         """Logits of the last position of every row, float32."""
