@@ -16,6 +16,15 @@ pytestmark = pytest.mark.model
 DEMO = Path(__file__).resolve().parents[2] / "examples" / "rag_demo.jsonl"
 
 
+@pytest.fixture(scope="module")
+def judge_engine(judge_dir):
+    """The bundled judge in float32, the dtype in which a row's greedy answer does not depend on the batch's
+    layout; in bfloat16 it now and then does (the last test)."""
+    from localeval.engine.transformers import TransformersEngine
+
+    return TransformersEngine(judge_dir, batch_size=4, threads=1, dtype="float32")
+
+
 def _first_asks(metric: str, count: int) -> list[Request]:
     """The first ``count`` asks a metric makes on the demo data, rendered as the scheduler sends them."""
     from localeval.data import load_samples
@@ -188,3 +197,20 @@ def test_a_token_budget_does_not_hold_rows_out_of_free_slots(judge_engine, asks,
     tight, tight_counts = run(300)
     assert tight == free and tight_counts == free_counts
     assert free_counts["decode_tokens"] > 2 * free_counts["flat_steps"]  # more than two busy rows a step
+
+
+def test_in_bfloat16_most_answers_keep_to_one_layout_but_not_all(judge_dir, asks):
+    """bfloat16 (the CPU default where the CPU has BF16 units) rounds each layer's output: attention's
+    last-bit differences between layouts (a query in a prompt block or in a decoding row, a prefix computed
+    apart or in the step) then change a pick now and then, so batches of 4 and of 1 answer most asks, not
+    all, alike (float32: every one, above). The README states this figure."""
+    from localeval.engine.transformers import TransformersEngine
+
+    engine = TransformersEngine(judge_dir, batch_size=4, threads=1, dtype="bfloat16")
+    batched = engine.generate(asks)
+    engine.batch_size = 1
+    alone = engine.generate(asks)
+    same = sum(a == b for a, b in zip(_answers(batched), _answers(alone), strict=True))
+    assert same >= len(asks) - 2, (same, len(asks))
+    for choice in (c for r in [*batched, *alone] for c in r.choices if c.finish_reason == "stop"):
+        json.loads(choice.text)

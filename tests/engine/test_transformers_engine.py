@@ -67,7 +67,9 @@ def _check(result, schema: dict) -> None:
 def test_is_a_judge_engine(judge_engine):
     assert isinstance(judge_engine, JudgeEngine)
     assert judge_engine.fingerprint.startswith("transformers:smollm2-135m-instruct@")
-    assert judge_engine.fingerprint.endswith(":float32")
+    from localeval.engine.transformers.loading import cpu_has_bf16
+
+    assert judge_engine.fingerprint.endswith(":bfloat16" if cpu_has_bf16() else ":float32")  # the CPU default
     assert judge_engine.context_window == 8192
 
 
