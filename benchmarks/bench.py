@@ -65,10 +65,11 @@ def add_judge_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: localeval's)")
     parser.add_argument("--batch-size", type=int, default=16, help="transformers engine: most rows in a batch")
     parser.add_argument("--batch-tokens", type=int, default=16384,
-                        help="transformers engine: token budget of a batch (0: rows only)")
+                        help="transformers engine, padded batches only: token budget of a batch (0: rows only)")
     parser.add_argument("--dtype", default="auto",
-                        help="weights dtype (auto: the engine's default: transformers on a CPU float32, "
-                             "vllm the model's); transformers bfloat16: bf16 weights, attention in float32")
+                        help="weights dtype (auto: the engine's default: transformers on a CPU bfloat16 with "
+                             "AVX512_BF16/AMX, else float32; vllm the model's); transformers bfloat16: bf16 "
+                             "weights, attention in float32")
     parser.add_argument("--compile", action="store_true", help="vllm engine: compile (default on a CPU: eager)")
     parser.add_argument("--stop-repeats", action="store_true",
                         help="transformers engine: end a list the moment the judge repeats an earlier item")
