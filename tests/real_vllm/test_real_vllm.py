@@ -237,7 +237,8 @@ def test_both_engines_write_the_same_json_for_the_same_greedy_asks(every_prompt:
     recorder, _ = every_prompt
     pairs = [(q, r) for q, r in zip(recorder.requests, recorder.results, strict=True)
              if q.temperature == 0 and r.choices[0].finish_reason == "stop"][:40]
-    transformers_engine = TransformersEngine(judge_dir, batch_size=4, threads=1)  # float32, like the vLLM engine
+    # float32, like the vLLM engine (the CPU default is bfloat16 where the CPU has BF16 units)
+    transformers_engine = TransformersEngine(judge_dir, batch_size=4, threads=1, dtype="float32")
     theirs = transformers_engine.generate([q for q, _ in pairs])
     same_text = same_verdicts = 0
     for (_, ours), other in zip(pairs, theirs, strict=True):
