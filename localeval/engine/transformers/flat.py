@@ -263,9 +263,9 @@ def _slot_layer() -> type:
                 return
             shape = (slots, self.key_room.shape[1], room, self.key_room.shape[-1])
             rows, width = min(slots, self.key_room.shape[0]), min(room, self.key_room.shape[2])
-            # the filled columns, copied before the pool may hand their memory out again
-            old_keys = self.key_room[:rows, :, :width].clone()
-            old_values = self.value_room[:rows, :, :width].clone()
+            # these views keep the old memory alive until the copy; where the pool hands out the same
+            # buffer again, each element keeps its address and the copy leaves it as it is
+            old_keys, old_values = self.key_room[:rows, :, :width], self.value_room[:rows, :, :width]
             self.key_room, self.value_room = self._rooms(shape, self.key_room, self.key_room.dtype)
             self.key_room[:rows, :, :width] = old_keys
             self.value_room[:rows, :, :width] = old_values
