@@ -7,7 +7,10 @@ Per metric it counts the samples whose score is identical in both runs (NaN coun
 the samples whose verdict trace (every 0/1 verdict the metric's score came from) is identical, the
 mean absolute difference of the scores, and both means. Unlike ``verdict_identity.py``, which
 replays the same asks, this follows a setting's whole effect: a statement list cut shorter changes
-the NLI asks that follow it. Prints a table; ``--json`` writes the figures.
+the NLI asks that follow it. Where both runs judged the same statement (or claim) list, it also counts
+the NLI verdicts identical position by position, and among the first occurrences of each distinct
+statement only (a setting that judges a repeated statement once changes the repeats' verdicts, not
+the statements'). Prints a table; ``--json`` writes the figures.
 """
 
 from __future__ import annotations
@@ -38,6 +41,47 @@ def verdict_trace(trace: dict[str, Any] | None) -> list[Any]:
     sensitivity's per-context verdicts, ...): all but the judge's texts (statements, claims, reasons)."""
     trace = trace or {}
     return [trace[k] for k in sorted(trace) if not any(word in k for word in TEXT_KEYS)]
+
+
+# metric -> (trace key of the items, trace key of their verdicts: one list, or one list per context)
+ITEM_VERDICTS = {
+    "faithfulness": (("statements", "verdicts"),),
+    "factual_correctness": (("response_claims", "response_verdicts"), ("reference_claims", "reference_verdicts")),
+    "noise_sensitivity": (("reference_statements", "reference_by_context"),
+                          ("response_statements", "response_by_context"),
+                          ("response_statements", "response_in_reference")),
+}
+
+
+def item_verdicts(a: dict[str, dict[str, Any]], b: dict[str, dict[str, Any]]) -> dict[str, int]:
+    """NLI verdicts of the same item lists in both runs: positions and identical ones, and the same
+    among each list's first occurrences of a distinct item.
+
+    >>> run = lambda v: {"s": {"faithfulness": {"trace": {"statements": ["x", "y", "x"], "verdicts": v}}}}
+    >>> item_verdicts(run([1, 0, 1]), run([1, 0, 0]))
+    {'positions': 3, 'identical': 2, 'first_occurrences': 2, 'identical_first': 2}
+    """
+    out = {"positions": 0, "identical": 0, "first_occurrences": 0, "identical_first": 0}
+    for sample in a.keys() & b.keys():
+        for metric, pairs in ITEM_VERDICTS.items():
+            ta = (a[sample].get(metric) or {}).get("trace") or {}
+            tb = (b[sample].get(metric) or {}).get("trace") or {}
+            for items, verdicts in pairs:
+                same_items = ta.get(items) is not None and ta.get(items) == tb.get(items)
+                if not same_items or not ta.get(verdicts) or not tb.get(verdicts):
+                    continue
+                la, lb = ta[verdicts], tb[verdicts]
+                lists = zip(la, lb, strict=True) if isinstance(la[0], list) else [(la, lb)]
+                for va, vb in lists:
+                    seen: set[str] = set()
+                    for item, x, y in zip(ta[items], va, vb, strict=True):
+                        out["positions"] += 1
+                        out["identical"] += int(x == y)
+                        if item not in seen:
+                            seen.add(item)
+                            out["first_occurrences"] += 1
+                            out["identical_first"] += int(x == y)
+    return out
 
 
 def _value(metric: dict[str, Any] | None) -> float | None:
@@ -76,7 +120,8 @@ def identity(a: dict[str, dict[str, Any]], b: dict[str, dict[str, Any]]) -> dict
                      "mean_b": round(sum(vb) / len(vb), 4) if vb else None}
     total = sum(m["samples"] for m in out.values())
     out["all"] = {"samples": total, "identical_scores": sum(m["identical_scores"] for m in out.values()),
-                  "identical_share": round(sum(m["identical_scores"] for m in out.values()) / total, 4)}
+                  "identical_share": round(sum(m["identical_scores"] for m in out.values()) / total, 4),
+                  "nli_verdicts": item_verdicts(a, b)}
     return out
 
 
@@ -92,6 +137,10 @@ def table(figures: dict[str, Any]) -> str:
                      f"{diff:>13}{ma:>9}{mb:>9}")
     a = figures["all"]
     lines.append(f"all: {a['identical_scores']}/{a['samples']} sample scores identical ({a['identical_share']:.2f})")
+    v = a["nli_verdicts"]
+    if v["positions"]:
+        lines.append(f"NLI verdicts on the same statement lists: {v['identical']}/{v['positions']} identical; "
+                     f"first occurrences of each distinct statement: {v['identical_first']}/{v['first_occurrences']}")
     return "\n".join(lines)
 
 

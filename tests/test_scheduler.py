@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
@@ -199,3 +200,58 @@ def test_judge_free_metrics_need_no_engine() -> None:
     assert out.outcomes["id_context_recall"] == [0.5]
     assert out.outcomes["hit_rate"] == [1.0]
     assert out.outcomes["mrr"] == [0.5]
+
+
+def _repeating_script(verdict_of: dict[str, int], p1_of: dict[str, float] | None = None) -> Any:
+    """Statements with repeats ("A. B. A. C. B." -> A, B, A, C, B); NLI verdicts looked up per statement."""
+    from localeval.engine.scripted import soft_choice
+
+    def script(label: str, data: dict, request: Any) -> Any:
+        if label == "statements":
+            return {"statements": [s.strip() + "." for s in data["answer"].split(".") if s.strip()]}
+        assert label == "nli"
+        verdicts = [{"reason": f"about {s}", "verdict": verdict_of[s]} for s in data["statements"]]
+        if p1_of is not None:
+            return soft_choice({"verdicts": verdicts}, [p1_of[s] for s in data["statements"]])
+        if request.n > 1:
+            return [{"verdicts": verdicts}] * request.n
+        return {"verdicts": verdicts}
+
+    return script
+
+
+REPEATING = Sample(id="r", user_input="Q?", response="A. B. A. C. B.", retrieved_contexts=("ctx",))
+
+
+def test_a_repeated_statement_is_judged_once_and_counted_each_time() -> None:
+    engine = ScriptedEngine(_repeating_script({"A.": 1, "B.": 0, "C.": 1}))
+    out = Scheduler(engine, progress=False).run([REPEATING], parse_metrics("faithfulness"))
+    nli = [r for r in engine.requests if r.label == "nli"]
+    assert len(nli) == 1
+    assert json.loads(nli[0].messages[-1][1])["statements"] == ["A.", "B.", "C."]  # each once, first-seen order
+    assert nli[0].schema["properties"]["verdicts"]["minItems"] == 3  # the schema asks for the distinct ones
+    trace = out.traces["faithfulness"][0]
+    assert trace["statements"] == ["A.", "B.", "A.", "C.", "B."]
+    # every repeat gets its statement's verdict, and the score counts them all: A, A, C of five
+    assert out.outcomes["faithfulness"][0] == pytest.approx(3 / 5)
+
+
+def test_merged_repeats_keep_their_soft_p1_and_votes() -> None:
+    from localeval.prompts.base import Settings
+
+    soft = ScriptedEngine(_repeating_script({"A.": 1, "B.": 0, "C.": 1}, {"A.": 0.9, "B.": 0.2, "C.": 0.6}))
+    out = Scheduler(soft, settings=Settings(soft=True), progress=False).run([REPEATING], parse_metrics("faithfulness"))
+    assert out.outcomes["faithfulness"][0] == pytest.approx(3 / 5)
+    assert out.traces["faithfulness"][0]["soft_score"] == pytest.approx((0.9 + 0.2 + 0.9 + 0.6 + 0.2) / 5)
+    voted = ScriptedEngine(_repeating_script({"A.": 0, "B.": 1, "C.": 1}))
+    out = Scheduler(voted, settings=Settings(votes=3), progress=False).run([REPEATING], parse_metrics("faithfulness"))
+    assert [r.n for r in voted.requests if r.label == "nli"] == [3]
+    assert out.outcomes["faithfulness"][0] == pytest.approx(3 / 5)  # B, C, B
+
+
+def test_statements_without_repeats_go_out_as_they_are() -> None:
+    engine = ScriptedEngine(_repeating_script({"A.": 1, "B.": 0}))
+    sample = Sample(id="u", user_input="Q?", response="A. B.", retrieved_contexts=("ctx",))
+    Scheduler(engine, progress=False).run([sample], parse_metrics("faithfulness"))
+    nli = [r for r in engine.requests if r.label == "nli"]
+    assert json.loads(nli[0].messages[-1][1])["statements"] == ["A.", "B."]

@@ -44,6 +44,51 @@ DEFAULT_SETTINGS = Settings()
 
 
 @dataclass(frozen=True)
+class Repeats:
+    """An input list whose repeated items are asked about once, and the answer's list that holds one item
+    per input item: the ask goes out with each distinct item once, in first-seen order, and its answer
+    is spread back so that every repeat gets its first occurrence's item (the list keeps its length, so
+    a score counts repeats as before).
+
+    A small judge often lists one statement several times (the 72 NLI asks of 10 ClapNQ samples held 473
+    statements from the bundled judge, 116 of them distinct within their ask); judging each copy again
+    costs its verdict's tokens, and the judge answered copies by their place in the list.
+
+    >>> from pydantic import BaseModel
+    >>> class In(BaseModel):
+    ...     items: list[str]
+    >>> class Out(BaseModel):
+    ...     marks: list[int]
+    >>> repeats = Repeats("items", "marks")
+    >>> sent, where = repeats.distinct(In(items=["a", "b", "a", "c", "b"]))
+    >>> sent.items, where
+    (['a', 'b', 'c'], [0, 1, 0, 2, 1])
+    >>> repeats.spread(Out(marks=[1, 0, 1]), where).marks
+    [1, 0, 1, 1, 0]
+    >>> repeats.distinct(In(items=["a", "b"]))  # nothing repeated: the ask goes out as it is
+    """
+
+    items: str  # the input's list field
+    answers: str  # the output's list field, one item per input item
+
+    def distinct(self, inp: BaseModel) -> tuple[BaseModel, list[int]] | None:
+        """``inp`` with each item of its list once, and where each original item went; None when no item repeats."""
+        values = getattr(inp, self.items)
+        first: dict[Any, int] = {}
+        where = [first.setdefault(value, len(first)) for value in values]
+        if len(first) == len(values):
+            return None
+        return inp.model_copy(update={self.items: list(first)}), where
+
+    def spread(self, out: BaseModel, where: Sequence[int]) -> BaseModel:
+        """The answer to the distinct items as the answer to the original list: item ``i`` is ``where[i]``'s."""
+        got = getattr(out, self.answers)
+        if len(got) <= max(where, default=-1):
+            raise ValueError(f"{len(got)} {self.answers} for {max(where) + 1} distinct {self.items}")
+        return out.model_copy(update={self.answers: [got[i] for i in where]})
+
+
+@dataclass(frozen=True)
 class Prompt(Generic[I, O]):
     """One kind of question to the judge."""
 
@@ -57,6 +102,7 @@ class Prompt(Generic[I, O]):
     sampling_temperature: float = 0.0  # used when an ask wants n > 1 different answers
     notes: tuple[str, ...] = field(default=())
     vote: Callable[[Sequence[O]], O] | None = None  # combines sampled answers (Settings.votes) into one
+    repeats: Repeats | None = None  # an input list whose repeated items are asked about once
 
     def messages(self, inp: I, settings: Settings = DEFAULT_SETTINGS) -> tuple[tuple[str, str], ...]:
         """Chat messages: instruction, examples as turns, then this input."""

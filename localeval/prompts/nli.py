@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from localeval.prompts.base import Prompt, Settings, Verdict, array, obj, verdict_schema, vote_list
+from localeval.prompts.base import Prompt, Repeats, Settings, Verdict, array, obj, verdict_schema, vote_list
 
 REASON_CHARS = 160
 
@@ -67,4 +67,5 @@ NLI = Prompt(
     schema=_schema,
     max_tokens=_max_tokens,
     vote=vote_list("verdicts"),
+    repeats=Repeats("statements", "verdicts"),  # a statement listed twice is judged once
 )

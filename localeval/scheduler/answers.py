@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from localeval.engine.base import Result
@@ -17,6 +18,29 @@ class AskFailed(Exception):
     def __init__(self, reason: NanReason, detail: str = "") -> None:
         super().__init__(detail or reason)
         self.reason: NanReason = reason
+
+
+def merged(ask: Ask) -> tuple[Ask, list[int] | None]:
+    """The ask as it is sent: each repeated item of its prompt's ``repeats`` list once; with where each
+    original item went (None: sent as it is). :func:`spread` turns the answer back."""
+    repeats = ask.prompt.repeats
+    found = repeats.distinct(ask.input) if repeats is not None else None
+    if found is None:
+        return ask, None
+    return dataclasses.replace(ask, input=found[0]), found[1]
+
+
+def spread(ask: Ask, value: Any, where: list[int] | None) -> Any:
+    """The parsed answer (or the tuple of ``n``) to a merged ask as the answer to the original ask."""
+    repeats = ask.prompt.repeats
+    if where is None or repeats is None:
+        return value
+    try:
+        if isinstance(value, tuple):
+            return tuple(repeats.spread(v, where) for v in value)
+        return repeats.spread(value, where)
+    except ValueError as error:
+        raise AskFailed("invalid_output", f"{ask.prompt.name}: {error}") from None
 
 
 def answer_dict(result: Result) -> dict[str, Any]:

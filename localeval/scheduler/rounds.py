@@ -19,7 +19,7 @@ from localeval.metrics.registry import MetricSpec
 from localeval.nan import Nan, NanReason
 from localeval.progress import RunProgress
 from localeval.prompts.base import DEFAULT_SETTINGS, Settings
-from localeval.scheduler.answers import AskFailed, parse_answer, too_long_answer
+from localeval.scheduler.answers import AskFailed, merged, parse_answer, spread, too_long_answer
 from localeval.scheduler.generation import Generation
 from localeval.scheduler.requests import Pending, RequestMaker
 from localeval.scheduler.usage import Usage, charge_embedding
@@ -143,6 +143,7 @@ class Scheduler:
     def _round(self, active: list[Job], usage: dict[str, Usage], number: int) -> None:
         pending: dict[str, Pending] = {}
         wanted: dict[int, list[str]] = {}  # id(job) -> request keys, in the order of its asks
+        sent: dict[int, list[tuple[Any, list[int] | None]]] = {}  # id(job) -> its asks as sent (repeats merged)
         texts: dict[str, str] = {}
         too_long: dict[str, str] = {}  # request key -> why it was not sent
         for job in active:
@@ -152,7 +153,8 @@ class Scheduler:
                 continue
             asks = job.waiting if isinstance(job.waiting, list) else [job.waiting]
             keys = []
-            for ask in asks:
+            sent[id(job)] = [merged(ask) for ask in asks]
+            for ask, _ in sent[id(job)]:
                 key, request = self.requests.fitted(ask, f"{job.where}, {job.name}", job.trace, too_long)
                 if request is not None:
                     pending.setdefault(key, Pending(key, request, [])).askers.append(job.name)
@@ -167,10 +169,9 @@ class Scheduler:
                 value: Any = np.stack([vectors[self._embed_key(t)] for t in job.waiting.texts])
                 _advance(job, value)
                 continue
-            asks = job.waiting if isinstance(job.waiting, list) else [job.waiting]
             try:
-                parsed = [parse_answer(ask, answers[key], self.requests.voted(ask), self.settings)
-                          for ask, key in zip(asks, wanted[id(job)], strict=True)]
+                parsed = [spread(ask, parse_answer(ask, answers[key], self.requests.voted(ask), self.settings), where)
+                          for (ask, where), key in zip(sent[id(job)], wanted[id(job)], strict=True)]
             except AskFailed as failed:
                 _fail(job, failed.reason, str(failed))
                 continue

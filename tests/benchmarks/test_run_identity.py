@@ -46,3 +46,20 @@ def test_noise_sensitivity_verdicts_count_and_its_statements_do_not():
     trace = {"response_statements": ["a"], "reference_statements": ["b"], "response_by_context": [[1], [0]],
              "reference_by_context": [[1]], "response_in_reference": [1]}
     assert ri.verdict_trace(trace) == [[[1]], [[1], [0]], [1]]  # by key: reference_by_context first
+
+
+def test_nli_verdicts_are_counted_per_position_and_per_distinct_statement():
+    def run(verdicts, by_context):
+        return {"1": {"faithfulness": _faith(0.5, ["x", "y", "x", "x"], verdicts),
+                      "noise_sensitivity": {"value": 0.0, "trace": {
+                          "response_statements": ["p", "p"], "reference_statements": ["q"],
+                          "response_by_context": by_context, "reference_by_context": [[1]],
+                          "response_in_reference": [1, 1]}}},
+                "2": {"faithfulness": _faith(1.0, ["z"], [1])}}
+
+    a = run([0, 1, 1, 1], [[1, 1], [0, 0]])
+    b = run([0, 1, 0, 0], [[1, 0], [0, 0]])
+    b["2"]["faithfulness"] = _faith(0.0, ["z."], [0])  # another statement list: not compared
+    got = ri.item_verdicts(a, b)
+    # faithfulness 4 positions (2 identical; firsts x, y both identical), noise sensitivity 2 + 2 + 1 + 2
+    assert got == {"positions": 11, "identical": 8, "first_occurrences": 6, "identical_first": 6}
