@@ -50,13 +50,15 @@ def main(argv: list[str] | None = None) -> int:
     machine = describe_machine()
     judge, embedder, options = localeval_models(args)
     settings = Settings(reasons=not args.no_reasons, max_examples=args.max_examples, votes=args.votes,
+                        merge_repeats=not args.judge_every_copy,
                         temperature=args.temperature, soft=args.soft)
     files = args.files.split(",")
     header = {
         "command": "python benchmarks/agreement.py " + " ".join(sys.argv[1:] if argv is None else argv),
         "label": args.label, "machine": machine, "engine": args.engine,
         "settings": {"reasons": settings.reasons, "max_examples": settings.max_examples, "votes": settings.votes,
-                     "temperature": settings.temperature if settings.votes > 1 else 0.0, "soft": settings.soft},
+                     "temperature": settings.temperature if settings.votes > 1 else 0.0, "soft": settings.soft,
+                     "merge_repeats": settings.merge_repeats},
     }
 
     def save(report: PairsReport, partial: bool) -> Path:

@@ -73,6 +73,8 @@ def add_judge_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--compile", action="store_true", help="vllm engine: compile (default on a CPU: eager)")
     parser.add_argument("--stop-repeats", action="store_true",
                         help="transformers engine: end a list the moment the judge repeats an earlier item")
+    parser.add_argument("--judge-every-copy", action="store_true",
+                        help="NLI asks: judge every copy of a repeated statement, as Ragas (default: each once)")
 
 
 def localeval_models(args: argparse.Namespace) -> tuple[Any, Any, Any]:

@@ -30,10 +30,11 @@ def _ints(text: str) -> list[int]:
 
 def run_cell(n: int, top_k: int, judge: Any, embedder: Any, args: argparse.Namespace) -> dict[str, Any]:
     import localeval
+    from localeval.prompts.base import Settings
 
     samples = build_samples(n, seed=args.seed, top_k=top_k, wrong_share=args.wrong_share)
     result = localeval.evaluate(samples, metrics=args.metrics.split(","), judge=judge, embedder=embedder,
-                                cache=False, progress=False)
+                                cache=False, progress=False, settings=Settings(merge_repeats=not args.judge_every_copy))
     total = result.summary_dict()["total"]
     summary = result.summary()
     nan = {name: s.nan_count for name, s in summary.items()}

@@ -40,13 +40,15 @@ def run_localeval(samples: list[dict[str, Any]], args: argparse.Namespace) -> di
     """Score with localeval in this process; its figures as a dict shaped like ragas_run.py's."""
     import localeval
     from localeval.api import load_judge
+    from localeval.prompts.base import Settings
 
     judge, embedder, options = localeval_models(args)
     started = time.perf_counter()  # the judge's start-up counts as loading (vLLM's is most of a minute)
     if isinstance(judge, str):
         judge = load_judge(judge, options)  # here, so that its time split can be read afterwards
     result = localeval.evaluate(samples, metrics=list(METRICS), judge=judge, embedder=embedder,
-                                judge_options=options, out=args.run_dir, cache=False, progress=args.progress)
+                                judge_options=options, out=args.run_dir, cache=False, progress=args.progress,
+                                settings=Settings(merge_repeats=not args.judge_every_copy))
     total = time.perf_counter() - started
     figures = localeval_figures(result.summary_dict(), args)
     figures["load_seconds"] = round(total - figures["wall_seconds"], 3)
@@ -68,6 +70,8 @@ def localeval_command(samples_file: Path, args: argparse.Namespace) -> list[str]
         command.append("--compile")
     if args.stop_repeats:
         command.append("--stop-repeats")
+    if args.judge_every_copy:
+        command.append("--judge-every-copy")
     if not args.progress:
         command.append("--no-progress")
     return command
@@ -108,6 +112,7 @@ def localeval_figures(summary: dict[str, Any], args: argparse.Namespace) -> dict
     named = [part for part in str(summary["run"]["judge"]).split(":") if part in ("float32", "bfloat16", "float16")]
     dtype = named[-1] if named else args.dtype
     settings = " + stop-repeats" if getattr(args, "stop_repeats", False) else ""
+    settings += " + every copy judged" if getattr(args, "judge_every_copy", False) else ""
     return {
         "system": f"localeval {localeval.__version__} ({args.engine}, {dtype}{settings})",
         "samples": t["samples"], "samples_done": t["samples"], "finished": True,

@@ -255,3 +255,14 @@ def test_statements_without_repeats_go_out_as_they_are() -> None:
     Scheduler(engine, progress=False).run([sample], parse_metrics("faithfulness"))
     nli = [r for r in engine.requests if r.label == "nli"]
     assert json.loads(nli[0].messages[-1][1])["statements"] == ["A.", "B."]
+
+
+def test_judge_every_copy_sends_the_list_as_it_is() -> None:
+    from localeval.prompts.base import Settings
+
+    engine = ScriptedEngine(_repeating_script({"A.": 1, "B.": 0, "C.": 1}))
+    out = Scheduler(engine, settings=Settings(merge_repeats=False), progress=False).run(
+        [REPEATING], parse_metrics("faithfulness"))
+    nli = [r for r in engine.requests if r.label == "nli"]
+    assert json.loads(nli[0].messages[-1][1])["statements"] == ["A.", "B.", "A.", "C.", "B."]
+    assert out.outcomes["faithfulness"][0] == pytest.approx(3 / 5)

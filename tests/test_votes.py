@@ -93,11 +93,12 @@ def test_evaluate_and_estimate_take_the_judge_settings_from_the_command_line(mon
     for command in ("evaluate", "estimate"):
         extra = ["--out", "runs/x"] if command == "evaluate" else []
         assert main([command, "data.jsonl", *extra, "--no-reasons", "--max-examples", "1",
-                     "--votes", "3", "--temperature", "0.5"]) == 1
+                     "--votes", "3", "--temperature", "0.5", "--judge-every-copy"]) == 1
         settings = seen[-1]
         assert (settings.reasons, settings.max_examples, settings.votes, settings.temperature) == (False, 1, 3, 0.5)
+        assert settings.merge_repeats is False
     assert main(["evaluate", "data.jsonl", "--out", "x", "--max-examples", "-2"]) == 1
     assert "max_examples" in capsys.readouterr().err
     assert main(["evaluate", "data.jsonl", "--out", "runs/x"]) == 1
     defaults = seen[-1]
-    assert (defaults.reasons, defaults.max_examples, defaults.votes) == (True, None, 1)
+    assert (defaults.reasons, defaults.max_examples, defaults.votes, defaults.merge_repeats) == (True, None, 1, True)

@@ -93,7 +93,8 @@ def run_pairs(
             settings={"reasons": settings.reasons, "max_examples": settings.max_examples, "votes": settings.votes,
                       "temperature": settings.temperature if settings.votes > 1 else 0.0, "limit": limit,
                       "offset": offset, "chunk_sentences": chunk_sentences, "seed": seed, "merge_nli": merge_nli,
-                      **({"soft": True} if settings.soft else {})},
+                      **({"soft": True} if settings.soft else {}),
+                      **({} if settings.merge_repeats else {"merge_repeats": False})},
             wall_seconds=time.perf_counter() - started,
         )
 

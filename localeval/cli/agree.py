@@ -32,6 +32,7 @@ def _check_mode(labels: str | None, run: str | None, pairs: str | None, limit: i
         given = [f"--{name.replace('_', '-')}" for name, value in values.items() if value is not None]
         given += ["--no-reasons"] if shared.no_reasons else []
         given += ["--soft"] if shared.soft else []
+        given += ["--judge-every-copy"] if shared.judge_every_copy else []
         if given:
             raise LocalevalError(f"{', '.join(given)} only apply with --pairs (the labels mode reads a finished run)")
 

@@ -28,6 +28,7 @@ class Shared:
     votes: int = 1
     temperature: float = 0.7
     soft: bool = False
+    judge_every_copy: bool = False
     grammar: str = "xgrammar"
     batch_size: int = DEFAULT_BATCH_SIZE
     batch_tokens: int = DEFAULT_BATCH_TOKENS
@@ -54,7 +55,8 @@ class Shared:
 
         try:
             return Settings(reasons=not self.no_reasons, max_examples=self.max_examples, votes=self.votes,
-                            temperature=self.temperature, soft=self.soft)
+                            temperature=self.temperature, soft=self.soft,
+                            merge_repeats=not self.judge_every_copy)
         except ValueError as error:
             raise LocalevalError(str(error)) from None
 
@@ -118,6 +120,8 @@ JUDGE = options(
     ("temperature", float, "sampling temperature of --votes (default 0.7)"),
     ("soft", bool, "soft verdicts: also record the judge's p(1) at every 0/1 verdict and report each metric's "
                    "soft score (p(1) in place of 0/1) beside its score"),
+    ("judge_every_copy", bool, "NLI asks: judge every copy of a statement the judge listed twice, as Ragas does "
+                               "(default: each distinct statement once, its copies take its verdict)"),
 )
 ENGINE = (*options(
     ("grammar", Literal["xgrammar", "outlines"], "grammar backend for constrained decoding (default: xgrammar)"),

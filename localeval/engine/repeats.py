@@ -2,8 +2,9 @@
 
 A small judge that writes a list item it has written before ("A", "B", "A", "B", ...) nearly always
 goes on repeating until the schema's item limit or its token budget. Every item after the first
-repeat is decoded for nothing, then judged again by the next step (each statement gets an NLI
-verdict), and a looping answer cut off by its budget is decoded a second time on the retry.
+repeat is decoded for nothing (the NLI step then asks about each distinct statement once and gives
+the copies its verdict, ``prompts.base.Repeats``, but they still count in the score), and a looping
+answer cut off by its budget is decoded a second time on the retry.
 
 With the guard on, the moment an item of a list is complete (the judge has written the comma after
 it) and equal, character for character, to an earlier item of the same list, the answer ends before

@@ -30,6 +30,7 @@ class Settings:
     votes: int = 1  # verdict asks: sample this many answers and take each verdict's majority
     temperature: float = 0.7  # sampling temperature of the votes (used only when votes > 1)
     soft: bool = False  # also record p(1) at every 0/1 verdict and score each metric with it (soft scores)
+    merge_repeats: bool = True  # a prompt's repeated list items (NLI statements) asked about once (``Repeats``)
 
     def __post_init__(self) -> None:
         if self.votes < 1:

@@ -153,7 +153,7 @@ class Scheduler:
                 continue
             asks = job.waiting if isinstance(job.waiting, list) else [job.waiting]
             keys = []
-            sent[id(job)] = [merged(ask) for ask in asks]
+            sent[id(job)] = [merged(ask) if self.settings.merge_repeats else (ask, None) for ask in asks]
             for ask, _ in sent[id(job)]:
                 key, request = self.requests.fitted(ask, f"{job.where}, {job.name}", job.trace, too_long)
                 if request is not None:

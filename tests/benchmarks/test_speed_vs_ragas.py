@@ -29,6 +29,8 @@ def test_localeval_runs_as_the_command_a_user_types_with_the_same_settings():
     plain = svr.localeval_command(Path("s.jsonl"), _args())
     assert "--dtype" not in plain and "--stop-repeats" not in plain  # auto: the engine's own default
     assert "--stop-repeats" in svr.localeval_command(Path("s.jsonl"), _args("--stop-repeats"))
+    assert "--judge-every-copy" not in plain  # the default merges repeated statements
+    assert "--judge-every-copy" in svr.localeval_command(Path("s.jsonl"), _args("--judge-every-copy"))
 
 
 def test_ragas_whole_run_is_its_process_when_timed_else_loading_and_scoring_in_its_favour():
