@@ -1,6 +1,6 @@
 """localeval's throughput as the data set grows and as top-k grows (ClapNQ samples).
 
-    python benchmarks/scaling.py --sizes 10,50,200 --top-k 1,3,5 --judge models/smollm2-135m-instruct
+    python benchmarks/scaling.py --sizes 10,50,200 --top-k 1,3,10 --judge models/smollm2-135m-instruct
 
 Each cell is a fresh run without cache: wall time, samples/s, judge calls (generations), engine
 calls (batched rounds) and tokens. The judge and embedder are loaded once and shared by all cells.
@@ -61,7 +61,7 @@ def format_table(cells: list[dict[str, Any]]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--sizes", default="10,50,200", help="comma-separated sample counts")
-    parser.add_argument("--top-k", default="1,3,5", help="comma-separated top-k values")
+    parser.add_argument("--top-k", default="1,3,10", help="comma-separated top-k values")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--wrong-share", type=float, default=0.3)
     parser.add_argument("--metrics", default=",".join(METRICS))
