@@ -142,8 +142,8 @@ class Scheduler:
 
     def _round(self, active: list[Job], usage: dict[str, Usage], number: int) -> None:
         pending: dict[str, Pending] = {}
-        wanted: dict[int, list[str]] = {}  # id(job) -> request keys, in the order of its asks
-        sent: dict[int, list[tuple[Any, list[int] | None]]] = {}  # id(job) -> its asks as sent (repeats merged)
+        # id(job) -> per ask, in its order: the ask as sent (repeats merged), where its items went, its request key
+        sent: dict[int, list[tuple[Any, list[int] | None, str]]] = {}
         texts: dict[str, str] = {}
         too_long: dict[str, str] = {}  # request key -> why it was not sent
         for job in active:
@@ -152,15 +152,13 @@ class Scheduler:
                     texts.setdefault(self._embed_key(text), text)
                 continue
             asks = job.waiting if isinstance(job.waiting, list) else [job.waiting]
-            keys = []
-            sent[id(job)] = [merged(ask) if self.settings.merge_repeats else (ask, None) for ask in asks]
-            for ask, _ in sent[id(job)]:
+            sent[id(job)] = []
+            for ask, where in (merged(a) if self.settings.merge_repeats else (a, None) for a in asks):
                 key, request = self.requests.fitted(ask, f"{job.where}, {job.name}", job.trace, too_long)
                 if request is not None:
                     pending.setdefault(key, Pending(key, request, [])).askers.append(job.name)
-                keys.append(key)
+                sent[id(job)].append((ask, where, key))
                 usage[job.name].asks += 1
-            wanted[id(job)] = keys
         answers = self._answer(pending, usage, number)
         answers.update({key: too_long_answer(why) for key, why in too_long.items()})
         vectors = self._embed(texts, active, usage)
@@ -171,7 +169,7 @@ class Scheduler:
                 continue
             try:
                 parsed = [spread(ask, parse_answer(ask, answers[key], self.requests.voted(ask), self.settings), where)
-                          for (ask, where), key in zip(sent[id(job)], wanted[id(job)], strict=True)]
+                          for ask, where, key in sent[id(job)]]
             except AskFailed as failed:
                 _fail(job, failed.reason, str(failed))
                 continue
