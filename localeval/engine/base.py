@@ -58,6 +58,23 @@ class Result:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class Invariance:
+    """Whether an engine's greedy answer to an ask depends only on the ask (the judge, its dtype and settings
+    fixed), not on the other asks that share its batch, their order or how many there are."""
+
+    batch_invariant: bool
+    note: str  # what holds, or why not and what the user gets instead (shown in the summary and report)
+
+
+def invariance_of(engine: Any) -> Invariance:
+    """What ``engine`` says of its batch invariance (its ``invariance`` attribute), else that it does not say."""
+    said = getattr(engine, "invariance", None)
+    if isinstance(said, Invariance):
+        return said
+    return Invariance(False, f"the {type(engine).__name__} does not say whether an answer depends on its batch")
+
+
 @runtime_checkable
 class JudgeEngine(Protocol):
     """A judge model behind one method.
