@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import contextlib
-import platform
+import dataclasses
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,14 +18,17 @@ from localeval.model_folders import resolve_model
 from localeval.nan import Nan
 from localeval.prompts.base import Settings
 from localeval.report.aggregate import MetricSummary, format_table, soft_scores, summarize
+from localeval.report.invariance import invariance_warning
 from localeval.report.plain import plain_table, plain_text
 from localeval.report.strata import stratified_summary
+from localeval.run_record import open_cache, run_info
 from localeval.scheduler import RunOutput, Usage, total_usage
 from localeval.scheduler.chunked import missing_field_skips
 from localeval.silence import quiet, stderr_is_terminal
 from localeval.steps import Outcome
-from localeval.store.cache import JudgeCache
-from localeval.store.run_folder import CACHE, RunLock, result_rows, write_samples, write_scores, write_summary
+from localeval.store.chunks import CHUNKS
+from localeval.store.held_run import clear_run
+from localeval.store.run_folder import RunLock, result_rows, write_samples, write_scores, write_summary
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -99,8 +102,10 @@ class EvaluationResult:
         return self.output.usage
 
     def table(self) -> str:
-        """The printed summary: scores, then cost."""
+        """The printed summary: scores, then cost, then a warning when the judge is not batch-invariant."""
+        warning = invariance_warning(self.info)
         lines = [format_table(list(self.summary().values())), "", _usage_table(self)]
+        lines += ["", warning] if warning else []
         return "\n".join(lines)
 
     def rows(self) -> list[dict[str, Any]]:
@@ -156,6 +161,7 @@ class EvaluationResult:
         write_samples(out, self.samples)
         write_scores(out, self.rows())
         write_summary(out, self.summary_dict())
+        (out / CHUNKS).unlink(missing_ok=True)  # a chunked run's log, whose offsets are another scores.jsonl's
         return out
 
 
@@ -188,6 +194,7 @@ def evaluate(
     long_context: str = "skip",
     chunk_size: int | None = None,
     soft: bool | None = None,
+    replace: bool = False,
 ) -> EvaluationResult:
     """Score samples with the chosen metrics (default: the six LLM metrics).
 
@@ -199,14 +206,15 @@ def evaluate(
     for that metric instead, and the other metrics and samples are scored as usual. ``chunk_size``: samples
     scored and written to ``out`` at a time (default: the engine's; README: Bulk runs). ``soft=True``
     (or ``Settings(soft=True)``): also record p(1) at every 0/1 verdict and give each verdict metric a soft
-    score (the trace's ``soft_score``, the summary's ``soft_mean``).
+    score (the trace's ``soft_score``, the summary's ``soft_mean``). An ``out`` that holds another run's scores
+    (other samples, or metrics this run leaves out) stops the run before any model loads, unless ``replace``.
     """
     if soft is not None:
-        settings = replace(settings or Settings(), soft=soft)
+        settings = dataclasses.replace(settings or Settings(), soft=soft)
     config = build_config(metrics, judge, embedder, settings=settings, seed=seed, long_context=long_context,
                           on_missing=on_missing, judge_options=judge_options, chunk_size=chunk_size)
     return evaluate_run(samples, config, judge=model_object(judge), embedder=model_object(embedder), out=out,
-                        cache=cache, progress=progress, report=report)
+                        cache=cache, progress=progress, report=report, replace=replace)
 
 
 def evaluate_run(
@@ -219,16 +227,20 @@ def evaluate_run(
     cache: str | Path | bool = True,
     progress: bool = True,
     report: bool = True,
+    replace: bool = False,
 ) -> EvaluationResult:
     """Score samples as ``config`` says; ``judge`` and ``embedder``: loaded objects (None: load the config's).
 
     More samples than a chunk holds (``RunConfig.chunk_samples``) are scored chunk by chunk (``localeval.bulk``).
+    ``replace``: overwrite the run ``out`` holds, whatever it is (else another run there stops this one).
     """
-    from localeval.bulk import open_source
+    from localeval.bulk import check_out, open_source
 
     specs = parse_metrics(list(config.metrics) or None)
     size = config.chunk_samples(judge)
     source = open_source(samples, specs, config.on_missing == "error", size, config.chunk_size is not None)
+    if out is not None and not replace:
+        check_out(Path(out), source, specs)
     started = time.time()
     needs_judge = any(s.definition.judge for s in specs)
     needs_embedder = any(s.definition.embedder for s in specs)
@@ -245,6 +257,8 @@ def evaluate_run(
     config = config.with_models(engine if needs_judge else None, emb if needs_embedder else None)
     lock = RunLock(Path(out)) if out is not None else contextlib.nullcontext()
     with lock:
+        if replace and out is not None:
+            clear_run(Path(out))
         return _evaluate_locked(source, specs, config, engine, emb, out=out, cache=cache, progress=progress,
                                 report=report, started=started)
 
@@ -255,8 +269,8 @@ def _evaluate_locked(
 ) -> EvaluationResult:
     from localeval.bulk import evaluate_chunks
 
-    store = _open_cache(cache, out)
-    info = run_info(specs, config, store, started)
+    store = open_cache(cache, out)
+    info = run_info(specs, config, store, started, engine)
     try:
         if source.path is not None or config.chunk_size is not None or source.count > source.size:
             return evaluate_chunks(source, specs, config, engine, emb, store=store, out=out, progress=progress,
@@ -274,27 +288,3 @@ def _evaluate_locked(
 
             write_report(out)
     return result
-
-
-def run_info(specs: Sequence[MetricSpec], config: RunConfig, store: JudgeCache, started: float) -> dict[str, Any]:
-    """summary.json's record of the run: metrics, models, policies, cache, start, machine, config."""
-    return {
-        "metrics": [s.name for s in specs],
-        "metric_specs": [s.canonical() for s in specs],
-        "judge": config.judge_fingerprint,
-        "embedder": config.embedder_fingerprint,
-        "on_missing": config.on_missing,
-        "long_context": config.long_context,
-        "cache": str(store.path) if store.enabled else None,
-        "started": time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(started)),
-        "machine": f"{platform.system()} {platform.machine()}, python {platform.python_version()}",
-        "config": config.to_dict(),
-    }
-
-
-def _open_cache(cache: str | Path | bool, out: str | Path | None) -> JudgeCache:
-    if cache is False:
-        return JudgeCache.disabled()
-    if cache is True:
-        return JudgeCache(Path(out) / CACHE) if out is not None else JudgeCache.disabled()
-    return JudgeCache(Path(cache))

@@ -27,6 +27,7 @@ from localeval.report.aggregate import MetricSummary
 from localeval.scheduler.chunked import ChunkScored, ChunkScorer, LocalChunks, chunk_record, merged, totals
 from localeval.silence import stderr_is_terminal
 from localeval.store.chunks import ChunkLog, ScoresOnDisk, iter_score_rows
+from localeval.store.held_run import check_run_folder
 from localeval.store.run_folder import result_rows, samples_text, scores_text, write_summary
 
 if TYPE_CHECKING:
@@ -88,6 +89,12 @@ def open_source(data: Any, specs: Sequence[MetricSpec], checked: bool, size: int
             return Source(scan_samples(file, size, *(needs if checked else (None, None))), size, path=file)
     rows = as_samples(data, list(specs) if checked else None)
     return Source(len(rows), size, rows=rows)
+
+
+def check_out(out: Path, source: Source, specs: Sequence[MetricSpec]) -> None:
+    """Stop, before any model loads, when ``out`` holds another run's scores (``store.held_run``)."""
+    check_run_folder(out, [s.name for s in specs], lambda: (rows for _, rows in source.chunks()), source.count,
+                     source.describe() if source.path is not None else None)
 
 
 def chunk_plan(source: Source, config: RunConfig) -> dict[str, Any]:
@@ -223,4 +230,4 @@ def plan_of(folder: str | Path) -> dict[str, Any] | None:
     return plan if isinstance(plan, dict) else None
 
 
-__all__ = ["EAGER_BYTES", "REPORT_SAMPLES", "ChunkedResult", "Source", "evaluate_chunks", "open_source"]
+__all__ = ["EAGER_BYTES", "REPORT_SAMPLES", "ChunkedResult", "Source", "check_out", "evaluate_chunks", "open_source"]

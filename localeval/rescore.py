@@ -22,7 +22,6 @@ from localeval.prompts.base import Settings
 from localeval.report.plain import plain_table, plain_text
 from localeval.scheduler import total_usage
 from localeval.store.cache import JudgeCache
-from localeval.store.chunks import CHUNKS
 from localeval.store.run_folder import CACHE, SAMPLES, SCORES, RunLock, read_summary
 
 
@@ -97,8 +96,7 @@ def _rescore_locked(
     missed = engine.misses if engine else 0
     result = EvaluationResult(samples, specs, output,
                               {**info, "rescored": time.strftime("%Y-%m-%dT%H:%M:%S"), "rescore_misses": missed})
-    result.save(folder)
-    (folder / CHUNKS).unlink(missing_ok=True)  # its offsets are scores.jsonl's before: a rerun starts over
+    result.save(folder)  # whole, so a chunked run's log goes with it: a rerun starts over
     return result
 
 

@@ -71,7 +71,9 @@ def add_report_commands(app: typer.Typer) -> None:
         print(f"wrote {write_report(run, worst=worst, out=out)}")
         return 0
 
-    @command(app, "compare", help="did B improve on A? paired differences with bootstrap intervals")
+    @command(app, "compare", help="did B improve on A? paired differences with bootstrap intervals; warns (without "
+                                  "failing) when the runs' judges, settings or batch invariance differ",
+             short_help="did B improve on A? paired differences with bootstrap intervals")
     def compare(
         run_a: Annotated[str, typer.Argument(metavar="RUN_A", help="the baseline run folder")],
         run_b: Annotated[str, typer.Argument(metavar="RUN_B", help="the run folder of the change")],
@@ -99,7 +101,8 @@ def add_report_commands(app: typer.Typer) -> None:
     def gate(
         run_dir: Annotated[str, typer.Argument(metavar="RUN", help="run folder to check")],
         baseline: Annotated[str | None, typer.Option(
-            "--baseline", help="run folder that --no-worse compares with")] = None,
+            "--baseline", help="run folder that --no-worse compares with (a warning on stderr, failing nothing, "
+                               "where the two runs' judges, settings or batch invariance differ)")] = None,
         min_items: Annotated[list[str] | None, typer.Option(
             "--min", metavar="METRIC=VALUE",
             help="floor for a metric's mean on valid samples; repeat or separate by commas")] = None,
@@ -141,6 +144,8 @@ def add_report_commands(app: typer.Typer) -> None:
         if verbose:
             for line in result.checks:
                 print(f"ok: {line}")
+        for line in result.warnings:  # the run and its baseline may differ by more than the change
+            print(f"warning: {line}", file=sys.stderr)
         if not result.passed:
             for line in result.failures:
                 print(line, file=sys.stderr)

@@ -22,7 +22,9 @@ def add_run_commands(app: typer.Typer) -> None:
     """Add evaluate, estimate and rescore to the ``localeval`` app."""
 
     @command(app, "evaluate", JUDGE, PROGRESS, ENGINE, NO_CACHE, CACHE_FILE,
-             help="score a data set with a local judge")
+             help="score a data set with a local judge; to compare two runs whose judge is not batch-invariant, "
+                  "give both one --cache FILE: an ask the first answered is served the same answer in the second",
+             short_help="score a data set with a local judge")
     def evaluate(
         data: Data,
         out: Annotated[str, typer.Option("--out", help="run folder for scores.jsonl, summary.json and judge.sqlite")],
@@ -40,13 +42,16 @@ def add_run_commands(app: typer.Typer) -> None:
         chunk_size: Annotated[int | None, typer.Option(
             "--chunk-size", min=1, help="score and write N samples at a time, resumable chunk by chunk (default: "
                                         "4096 for vllm and scripted, 512 for transformers; README: Bulk runs)")] = None,
+        replace: Annotated[bool, typer.Option(
+            "--replace", help="overwrite the run --out holds even if it scored other samples or metrics this run "
+                              "leaves out (its judge cache is kept); without it such a folder stops the run")] = False,
     ) -> int:
         from localeval.api import evaluate_run
 
         config = shared.run_config(metrics, seed, chunk_size, on_missing=on_missing, long_context=long_context)
         cache: str | bool = shared.cache if shared.cache else not shared.no_cache
         result = evaluate_run(data, config, out=out, cache=cache, progress=not shared.no_progress,
-                              report=not no_report)
+                              report=not no_report, replace=replace)
         from localeval.bulk import REPORT_SAMPLES
 
         print(result.table())

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from localeval.errors import LocalevalError
 from localeval.report.aggregate import bootstrap_mean_ci
+from localeval.report.comparable import comparison_warnings
 from localeval.report.runs import Run, RunLike, as_run, higher_is_better
 
 BETTER, WORSE, SAME, TOO_FEW = "B better", "B worse", "no detectable change", "too few pairs"
@@ -36,7 +37,8 @@ class MetricComparison:
 
 @dataclass(frozen=True)
 class Comparison:
-    """Every metric present in both runs, and the metrics only one of them has."""
+    """Every metric present in both runs, the metrics only one of them has, and why the numbers may differ by more
+    than the change (other judges, other settings, a judge that is not batch-invariant: ``warnings``)."""
 
     run_a: str
     run_b: str
@@ -46,6 +48,7 @@ class Comparison:
     level: float
     resamples: int
     seed: int
+    warnings: list[str] = field(default_factory=list)
 
     def get(self, metric: str) -> MetricComparison | None:
         return next((m for m in self.metrics if m.metric == metric), None)
@@ -126,7 +129,7 @@ def compare_runs(run_a: RunLike, run_b: RunLike, *, resamples: int = 2000, seed:
     metrics = [compare_metric(a, b, m, resamples=resamples, seed=seed, level=level)
                for m in names_a if m in names_b]
     return Comparison(a.label, b.label, metrics, [m for m in names_a if m not in names_b],
-                      [m for m in names_b if m not in names_a], level, resamples, seed)
+                      [m for m in names_b if m not in names_a], level, resamples, seed, comparison_warnings(a, b))
 
 
 def _num(value: float | None, sign: bool = False) -> str:
@@ -169,6 +172,8 @@ def format_comparison(c: Comparison) -> str:
     for side, names in (("A", c.only_a), ("B", c.only_b)):
         if names:
             out.append(f"only in {side}: {', '.join(names)}")
+    if c.warnings:
+        out += ["", "Warnings (the runs may differ by more than the change):", *(f"  - {w}" for w in c.warnings)]
     return "\n".join(out)
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from localeval.errors import LocalevalError
 from localeval.metrics.registry import base_name
+from localeval.report.comparable import comparison_warnings
 from localeval.report.compare import WORSE, compare_metric, format_ci, no_shared_ids
 from localeval.report.runs import Run, RunLike, as_run
 
@@ -24,10 +25,12 @@ NO_RULE = ("gate: no rule given, so nothing to check; give at least one: min={'f
 
 @dataclass(frozen=True)
 class GateResult:
-    """Failures: one line per failed rule; checks: one line per rule, passed or not."""
+    """Failures: one line per failed rule; checks: one line per rule, passed or not; warnings: why the run and its
+    baseline may differ by more than the change (they fail nothing)."""
 
     failures: list[str] = field(default_factory=list)
     checks: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def passed(self) -> bool:
@@ -130,7 +133,8 @@ def gate(
 
     ``min``: metric -> floor for its mean on valid samples. ``max_nan``: one ceiling for every metric
     of the run, or metric -> ceiling. ``no_worse``: metrics that must not be detectably worse than
-    in ``baseline`` (paired by sample id; worse when the 95% bootstrap interval excludes 0).
+    in ``baseline`` (paired by sample id; worse when the 95% bootstrap interval excludes 0); the result's
+    ``warnings`` then say where the two runs' judges, settings or batch invariance differ.
     """
     if isinstance(no_worse, str):
         no_worse = [no_worse]
@@ -142,10 +146,13 @@ def gate(
     current = as_run(run)
     failures: list[str] = []
     checks: list[str] = []
+    warnings: list[str] = []
     _floors(current, min or {}, failures, checks)
     if max_nan is not None:
         _ceilings(current, max_nan, failures, checks)
     if no_worse:
         assert baseline is not None
-        _regressions(current, as_run(baseline), no_worse, failures, checks, resamples, seed)
-    return GateResult(failures, checks)
+        base = as_run(baseline)
+        _regressions(current, base, no_worse, failures, checks, resamples, seed)
+        warnings = comparison_warnings(base, current, ("the baseline", "the run"))
+    return GateResult(failures, checks, warnings)

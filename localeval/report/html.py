@@ -13,6 +13,7 @@ from typing import Any
 from localeval.report.aggregate import MetricSummary
 from localeval.report.compare import BETTER, WORSE, Comparison, comparison_rows
 from localeval.report.diagnosis import HIGH, LOW, NOISE_HIGH, NOISE_LOW, RULES, diagnose, unchecked_rules
+from localeval.report.invariance import invariance_html
 from localeval.report.runs import Run, RunLike, Score, as_run, higher_is_better, read_texts
 from localeval.report.sample_view import ids_view, sample_texts, trace_kind
 from localeval.report.strata import strata
@@ -249,7 +250,7 @@ def render_report(run: RunLike, *, worst: int = 5) -> str:
     sections = [summary_section(r, summaries), diagnosis_section(r), strata_section(r),
                 plots_section(r, summaries), worst_section(r, worst, texts), usage_section(r)]
     body = [f"<h1>localeval report</h1><p class=muted>{escape(r.label)}: {len(r.samples)} samples, "
-            f"{len(summaries)} metrics</p>", *(s for s in sections if s)]
+            f"{len(summaries)} metrics</p>", invariance_html(r.info), *(s for s in sections if s)]
     return page(f"localeval report: {r.label}", body)
 
 
@@ -267,7 +268,8 @@ def render_comparison(c: Comparison) -> str:
     plot = interval_plot([(m.metric, m.diff, m.ci, signs.get(m.verdict, 0)) for m in c.metrics])
     only = "".join(f"<p class=muted>only in {side}: {escape(', '.join(names))}</p>"
                    for side, names in (("A", c.only_a), ("B", c.only_b)) if names)
-    body = [f"<h1>localeval comparison</h1><p>A: {escape(c.run_a)}<br>B: {escape(c.run_b)}</p>",
+    warned = "".join(f"<div class=finding>{escape(w)}</div>" for w in c.warnings)
+    body = [f"<h1>localeval comparison</h1><p>A: {escape(c.run_a)}<br>B: {escape(c.run_b)}</p>", warned,
             "<h2>Paired differences</h2>", table(rows[0], rows[1:], {1, 2, 3, 5}),
             f"<p class=muted>Means on the samples valid in both runs; paired bootstrap ({c.resamples} "
             f"resamples, seed {c.seed}); a verdict needs the interval to exclude 0.</p>",

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from localeval.config import RunConfig
 from localeval.nan import Nan
 from localeval.report.aggregate import summarize
 from localeval.store.run_folder import write_scores, write_summary
@@ -19,8 +20,9 @@ Value = float | str
 def write_run(folder: Path, metrics: Mapping[str, Sequence[Value]], *, ids: Sequence[str] | None = None,
               answerable: Sequence[bool | None] | None = None,
               traces: Mapping[str, Sequence[dict[str, Any]]] | None = None,
-              usage: Mapping[str, dict[str, Any]] | None = None) -> Path:
-    """Write a run folder with these per-sample values; summary.json from localeval's own summarize."""
+              usage: Mapping[str, dict[str, Any]] | None = None, info: Mapping[str, Any] | None = None) -> Path:
+    """Write a run folder with these per-sample values; summary.json from localeval's own summarize, its run
+    record ``info`` (default: one judge, the default settings, batch-invariant)."""
     n = len(next(iter(metrics.values())))
     ids = list(ids) if ids is not None else [f"q{i + 1}" for i in range(n)]
     rows = []
@@ -40,8 +42,10 @@ def write_run(folder: Path, metrics: Mapping[str, Sequence[Value]], *, ids: Sequ
                  for name, values in metrics.items()}
     folder.mkdir(parents=True, exist_ok=True)
     write_scores(folder, rows)
+    record = {"judge": "hand-made", "invariance": {"batch_invariant": True, "note": "hand-made"},
+              "config": RunConfig(judge_fingerprint="hand-made").to_dict()} if info is None else dict(info)
     write_summary(folder, {"metrics": summaries, "usage": dict(usage or {}), "total": {"samples": n},
-                           "run": {"judge": "hand-made"}})
+                           "run": record})
     return folder
 
 
