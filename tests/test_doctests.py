@@ -19,6 +19,7 @@ DOCTESTED = (
     "localeval.engine.transformers.continuous",
     "localeval.engine.transformers.drafts",
     "localeval.engine.transformers.flat",
+    "localeval.engine.transformers.invariant",
     "localeval.engine.transformers.loading",
     "localeval.metrics.answer_correctness",
     "localeval.metrics.context_precision",

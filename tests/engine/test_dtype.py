@@ -11,7 +11,7 @@ import torch
 
 from localeval.cli.shared import Shared
 from localeval.engine.base import Request
-from localeval.engine.transformers.flat import flat_attention_float32
+from localeval.engine.transformers.flat import flat_attention
 from localeval.errors import LocalevalError
 
 
@@ -48,7 +48,7 @@ def test_float32_attention_is_float32_sdpa_returned_in_bfloat16() -> None:
     key, value = (torch.randn(2, 2, 9, 16, generator=gen).bfloat16() for _ in range(2))
     mask = torch.ones(2, 1, 1, 9, dtype=torch.bool)
     mask[1, ..., :4] = False  # the second row is left padded
-    out, _ = flat_attention_float32(_Module(), query, key, value, mask, scaling=0.25)  # outside a flat step
+    out, _ = flat_attention(_Module(), query, key, value, mask, scaling=0.25)  # outside a flat step: padded batches
     assert out.dtype == torch.bfloat16 and out.shape == (2, 1, 6, 16)
     keys = key.float().repeat_interleave(3, dim=1)
     values = value.float().repeat_interleave(3, dim=1)
@@ -61,11 +61,11 @@ def test_float32_attention_is_float32_sdpa_returned_in_bfloat16() -> None:
 @pytest.mark.model
 def test_bfloat16_engine_answers_valid_json(judge_dir) -> None:
     from localeval.engine.transformers import TransformersEngine
-    from localeval.engine.transformers.flat import ATTENTION_FLOAT32
+    from localeval.engine.transformers.flat import ATTENTION
 
     engine = TransformersEngine(judge_dir, dtype="bfloat16", batch_size=4, threads=1)
-    assert engine.fingerprint.endswith(":bfloat16") and engine.model.dtype == torch.bfloat16
-    assert engine.model.config._attn_implementation == ATTENTION_FLOAT32
+    assert engine.fingerprint.endswith(":bfloat16:invariant") and engine.model.dtype == torch.bfloat16
+    assert engine.model.config._attn_implementation == ATTENTION
     schema = {"type": "object", "properties": {"reason": {"type": "string", "maxLength": 60},
                                                "verdict": {"type": "integer", "enum": [0, 1]}},
               "required": ["reason", "verdict"], "additionalProperties": False}
@@ -106,5 +106,5 @@ def test_a_judge_loaded_without_a_dtype_takes_the_cpu_default(judge_dir) -> None
 
     engine = TransformersEngine(judge_dir, batch_size=2, threads=1)
     expected = "bfloat16" if cpu_has_bf16() else "float32"
-    assert engine.dtype == expected and engine.fingerprint.endswith(f":{expected}")
+    assert engine.dtype == expected and engine.fingerprint.endswith(f":{expected}:invariant")
     assert TransformersEngine(judge_dir, batch_size=2, threads=1, dtype="float32").dtype == "float32"

@@ -6,7 +6,9 @@ import pytest
 import torch
 
 from localeval.engine.transformers import flat
-from localeval.engine.transformers.flat import RoomPool, SlotKV, flat_attention, flat_step
+from localeval.engine.transformers.flat import flat_attention, flat_step
+from localeval.engine.transformers.invariant import TILE_KEYS
+from localeval.engine.transformers.rooms import RoomPool, SlotKV
 
 HEADS, KV_HEADS, DIM = 6, 2, 8  # three query heads share each key/value head, as grouped-query models have
 
@@ -29,11 +31,11 @@ def _reference(query: torch.Tensor, keys: torch.Tensor, values: torch.Tensor, pa
     return out[0].transpose(0, 1)  # (n, heads, dim)
 
 
-@pytest.mark.parametrize(("dtype", "packed"), [(torch.float32, 32), (torch.bfloat16, 32), (torch.float32, 2)])
-def test_a_flat_step_gives_each_token_the_attention_of_its_own_row_alone(dtype: torch.dtype, packed: int,
+@pytest.mark.parametrize(("dtype", "decoding"), [(torch.float32, 9), (torch.bfloat16, 9), (torch.float32, 2)])
+def test_a_flat_step_gives_each_token_the_attention_of_its_own_row_alone(dtype: torch.dtype, decoding: int,
                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
-    """Rows of a few tokens have their query heads packed; longer ones go in blocks of queries (both ways)."""
-    monkeypatch.setattr(flat, "PACKED", packed)
+    """Rows of a few tokens are attended together; longer ones go in blocks of queries (both ways)."""
+    monkeypatch.setattr(flat, "DECODE_TOKENS", decoding)
     monkeypatch.setattr(flat, "QUERY_CHUNK", 2)
     gen = torch.Generator().manual_seed(0)
     kv = SlotKV(1, 4, room=16, dtype=torch.float32 if dtype == torch.bfloat16 else None)
@@ -84,13 +86,14 @@ def test_rooms_from_a_pool_reuse_its_memory_and_grow_it_when_a_loop_needs_more()
     keys = torch.arange(float(KV_HEADS * 3 * DIM)).view(KV_HEADS, 3, DIM)
     _fill(first, 1, keys, -keys)
     buffer = pool.buffers[(0, "keys")]
-    assert first.layers[0].key_room.data_ptr() == buffer.data_ptr() and buffer.shape[2] == 4
-    first.grow(10)  # the pool's buffer is replaced by a larger one; the filled columns come along
-    assert pool.buffers[(0, "keys")].shape[2] >= 10 and torch.equal(first.layers[1].key_room[1, :, :3], keys)
+    assert first.layers[0].key_room.data_ptr() == buffer.data_ptr() and buffer.shape[2] == TILE_KEYS  # whole tiles
+    first.grow(TILE_KEYS + 10)  # the pool's buffer is replaced by a larger one; the filled columns come along
+    assert pool.buffers[(0, "keys")].shape[2] >= TILE_KEYS + 10
+    assert torch.equal(first.layers[1].key_room[1, :, :3], keys)
     assert torch.equal(first.layers[1].value_room[1, :, :3], -keys)
     grown = pool.buffers[(1, "values")]
     second = SlotKV(2, 2, room=6, dtype=torch.float32, pool=pool)  # the next loop: smaller, so no new memory
     _fill(second, 0, keys, keys)
     assert pool.buffers[(1, "values")] is grown and second.layers[1].value_room.data_ptr() == grown.data_ptr()
-    assert second.layers[1].value_room.shape == (2, KV_HEADS, 6, DIM)
+    assert second.layers[1].value_room.shape == (2, KV_HEADS, TILE_KEYS, DIM)
     assert torch.equal(second.layers[1].value_room[0, :, :3], keys)

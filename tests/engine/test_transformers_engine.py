@@ -69,7 +69,8 @@ def test_is_a_judge_engine(judge_engine):
     assert judge_engine.fingerprint.startswith("transformers:smollm2-135m-instruct@")
     from localeval.engine.transformers.loading import cpu_has_bf16
 
-    assert judge_engine.fingerprint.endswith(":bfloat16" if cpu_has_bf16() else ":float32")  # the CPU default
+    default = "bfloat16" if cpu_has_bf16() else "float32"  # the CPU default
+    assert judge_engine.fingerprint.endswith(f":{default}:invariant")
     assert judge_engine.context_window == 8192
 
 

@@ -34,9 +34,10 @@ from localeval.engine.soft import LeadTable, note_p1
 from localeval.engine.transformers.batching import SlotTable
 from localeval.engine.transformers.decode import Row, pick, start_grammar
 from localeval.engine.transformers.drafts import MAX_DRAFT, PromptLookup, draft
-from localeval.engine.transformers.flat import SlotKV, flat_step
+from localeval.engine.transformers.flat import flat_step
 from localeval.engine.transformers.kv_cache import PrefixCache
 from localeval.engine.transformers.loading import LoadedModel
+from localeval.engine.transformers.rooms import SlotKV
 
 if TYPE_CHECKING:
     import torch

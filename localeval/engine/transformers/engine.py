@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from localeval.engine.base import Choice, Request, Result
+from localeval.engine.base import Choice, Invariance, Request, Result
 from localeval.engine.grammar import make_backend, schema_text
 from localeval.engine.repeats import RepeatGuard
 from localeval.engine.soft import LeadTable
@@ -24,6 +24,7 @@ from localeval.engine.transformers.batching import plan_batches
 from localeval.engine.transformers.continuous import decode_continuous
 from localeval.engine.transformers.decode import Row, decode_batch
 from localeval.engine.transformers.drafts import MAX_DRAFT
+from localeval.engine.transformers.invariant import check_kernels
 from localeval.engine.transformers.kv_cache import PrefixCache
 from localeval.engine.transformers.loading import load_model
 from localeval.model_folders import model_fingerprint
@@ -105,9 +106,28 @@ class TransformersEngine:
 
     @functools.cached_property
     def fingerprint(self) -> str:
-        """Model files and dtype; the grammar backend and drafts are left out (same constrained answers)."""
+        """Model files, dtype and kernels; the grammar backend and drafts are left out (same answers)."""
         guard = ":stop-repeats" if self.stop_repeats else ""
-        return f"transformers:{model_fingerprint(self.model_dir)}:{self.dtype}{guard}"
+        kernels = ":invariant" if self.loaded.flat and self.loaded.plain_layers else ""
+        return f"transformers:{model_fingerprint(self.model_dir)}:{self.dtype}{kernels}{guard}"
+
+    @functools.cached_property
+    def invariance(self) -> Invariance:
+        """Batch-invariant where the model runs the flat steps on a CPU and this machine's kernels pass
+        ``invariant.check_kernels`` (checked once, on the model's own weights)."""
+        if not (self.loaded.flat and self.loaded.plain_layers):
+            return Invariance(False, "this model decodes in padded fixed batches (its attention or cache layers "
+                                     "are not plain), where an answer can change with what shares its batch")
+        if self.device.type != "cpu":
+            return Invariance(False, f"batch invariance is built and checked for CPUs; on {self.device.type} an "
+                                     "answer can change with what shares its batch (share one --cache between "
+                                     "runs you compare)")
+        failed = check_kernels(next(m.weight for m in self.model.modules() if hasattr(m, "in_features")))
+        if failed is not None:
+            return Invariance(False, f"this machine's kernels failed localeval's invariance check ({failed}); "
+                                     "share one --cache between runs you compare")
+        return Invariance(True, f"transformers on the CPU in {self.dtype}: linear layers in row blocks and "
+                                "tiled attention, checked on this machine when the judge loaded")
 
     def _encode_uncached(self, messages: tuple[tuple[str, str], ...]) -> tuple[int, ...]:
         chat = [{"role": role, "content": content} for role, content in messages]

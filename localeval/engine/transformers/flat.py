@@ -3,40 +3,53 @@
 Rows in the decode slots need different numbers of new tokens in a step: one (its last token), one
 plus its draft tokens (``drafts.py``), or a whole prompt tail (a row just admitted). Padding them to
 one width would multiply the matrix products by the longest; instead their tokens go through the model
-as one sequence of ``T`` tokens (batch 1), so every linear layer is one product of ``T`` rows, and only
-attention needs to know which row a token belongs to:
+as one sequence of ``T`` tokens (batch 1), so every linear layer is one product of ``T`` rows (in the
+row blocks of ``invariant.py``), and only attention needs to know which row a token belongs to:
 
-* :class:`SlotKV` is the key/value cache: per layer a room of ``slots x kv_heads x columns x head_dim``,
+* ``rooms.SlotKV`` is the key/value cache: per layer a room of ``slots x kv_heads x columns x head_dim``,
   each row left-aligned in its slot (its ``length`` columns filled). A step writes token ``t`` at
   column ``column[t]`` of slot ``slot[t]``. A row whose draft tokens were refused keeps only the columns
-  it accepted: its length is set back and the rest is overwritten by its next step.
+  it accepted: its length is set back and the rest is overwritten by its next step. Rooms start zeroed
+  and are a whole number of key tiles wide, so every column attention reads holds a finite number.
 * :func:`flat_attention`, registered with transformers as an attention function, computes each token's
-  attention over its own row's columns only, row by row, with PyTorch's scaled-dot-product attention: a
-  decoding row's few tokens (its last token and its drafts) with the query heads that share a key/value
-  head packed together (no copy of keys or values), a prompt tail in blocks of queries, each reading
-  only the columns its last token reaches. (One call over every slot at once reads every slot's widest
-  columns and idle slots too: it measured slower here than a call per row.)
+  attention over its own row's columns only, with the batch-invariant kernel of ``invariant.py``: the
+  decoding rows of a step (their last token and drafts) in one call over the slots they span, each
+  prompt tail in blocks of queries. A shared prefix computed outside the slots (``kv_cache.PrefixCache``)
+  goes through the same kernel, so a prefix's states are the same bits whether computed for a row,
+  copied from a sibling's slot or served from the prefix cache.
 
 Which tokens belong where travels as a :class:`FlatStep` passed to the model's forward, which hands it
-to the attention function; the cache layers read it from the :class:`SlotKV` that owns them. Outside a
-flat step the registered function is transformers' sdpa attention (a prompt's shared prefix, models
-decoded in fixed batches). A bfloat16 model's attention runs in float32, and its cache is kept in float32.
+to the attention function; the cache layers read it from the ``SlotKV`` that owns them. Models
+decoded in padded fixed batches (``decode.py``) get transformers' sdpa attention instead. Attention runs
+in float32 whatever the weights' dtype (bfloat16 attention on a CPU is slow and less exact), and a
+bfloat16 model's slot rooms are float32.
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+from localeval.engine.transformers.drafts import MAX_DRAFT
+from localeval.engine.transformers.invariant import (
+    TILE_KEYS,
+    attend,
+    pack_queries,
+    round_up,
+    unpack_queries,
+    visibility,
+)
 
 if TYPE_CHECKING:
     import torch
 
-ATTENTION = "localeval_flat"  # the registered name, model dtype
-ATTENTION_FLOAT32 = "localeval_flat_float32"  # the same, computed in float32 (bfloat16 weights)
-QUERY_CHUNK = 256  # a long segment's queries are taken this many at a time (bounds the score matrix)
-PACKED = 32  # a segment of at most this many tokens is a decoding row: its query heads are packed
+ATTENTION = "localeval_flat"  # the registered name
+QUERY_CHUNK = 128  # a prompt tail's queries are taken this many at a time (bounds the score matrix)
+# a segment of at most this many tokens (a last token and its drafts) joins the step's decoding call; a
+# longer one is a prompt tail, attended on its own
+DECODE_TOKENS = MAX_DRAFT + 1
 
 
 @dataclass
@@ -45,6 +58,7 @@ class FlatStep:
 
     ``segments`` holds (slot, start, count, length) per row: ``count`` tokens from flat index ``start``,
     written after the ``length`` columns the slot held; ``width`` is the columns any token reads.
+    ``plans`` keeps what attention lays out once per step and every layer reuses.
     """
 
     slot: torch.Tensor
@@ -52,6 +66,7 @@ class FlatStep:
     segments: list[tuple[int, int, int, int]]
     width: int
     tokens: int
+    plans: dict[str, Any] = field(default_factory=dict)
 
 
 def flat_step(chunks: Mapping[int, Sequence[int]], lengths: Sequence[int],
@@ -80,205 +95,127 @@ def flat_step(chunks: Mapping[int, Sequence[int]], lengths: Sequence[int],
     return step, ids, column
 
 
+@dataclass
+class _Decoding:
+    """A step's decoding rows attended together: slots ``low`` .. ``high - 1`` (the others in that span
+    are dummies), each with up to ``tokens`` queries; flat token ``source[i]`` is query ``target[i]``
+    of the (slots x tokens) layout."""
+
+    low: int
+    high: int
+    tokens: int
+    source: torch.Tensor
+    target: torch.Tensor
+    visible: torch.Tensor
+
+
+def _decoding(step: FlatStep, group: int, device: Any) -> _Decoding | None:
+    """The layout of ``step``'s decoding rows, built once per step."""
+    import torch
+
+    if "decoding" not in step.plans:
+        rows = [segment for segment in step.segments if segment[2] <= DECODE_TOKENS]
+        plan = None
+        if rows:
+            low, high = min(r[0] for r in rows), max(r[0] for r in rows) + 1
+            tokens = max(r[2] for r in rows)
+            past = [0] * (high - low)
+            source: list[int] = []
+            target: list[int] = []
+            for slot, start, count, length in rows:
+                past[slot - low] = length
+                source += range(start, start + count)
+                target += range((slot - low) * tokens, (slot - low) * tokens + count)
+            plan = _Decoding(low, high, tokens, torch.tensor(source, device=device),
+                             torch.tensor(target, device=device), visibility(past, tokens, group, device))
+        step.plans["decoding"] = plan
+    found: _Decoding | None = step.plans["decoding"]
+    return found
+
+
+def _tail_visibility(step: FlatStep, length: int, count: int, group: int, device: Any) -> torch.Tensor:
+    """Which columns a prompt tail's block of ``count`` queries after ``length`` columns sees (per step)."""
+    key = f"tail:{length}:{count}"
+    if key not in step.plans:
+        step.plans[key] = visibility([length], count, group, device)
+    found: torch.Tensor = step.plans[key]
+    return found
+
+
 def flat_attention(module: Any, query: Any, key: Any, value: Any, attention_mask: Any, scaling: float | None = None,
-                   flat_step: FlatStep | None = None, **kwargs: Any) -> tuple[Any, None]:
-    """Attention of a flat step's tokens over their own rows (transformers' sdpa outside a flat step).
+                   flat_step: FlatStep | None = None, one_row: bool = False, **kwargs: Any) -> tuple[Any, None]:
+    """Attention of a flat step's tokens over their own rows, batch-invariant (``invariant.attend``).
 
     ``query`` is (1, heads, T, head_dim); ``key``/``value`` the whole slot rooms (slots, kv_heads,
-    columns, head_dim), this step's tokens already written. Returns (1, T, heads, head_dim).
+    columns, head_dim), this step's tokens already written. Returns (1, T, heads, head_dim). Outside a flat
+    step: with ``one_row`` (a prompt's shared prefix, one row from column 0) the same kernel; otherwise
+    (padded fixed batches) transformers' sdpa attention.
     """
-    if flat_step is None:
-        from transformers.integrations.sdpa_attention import sdpa_attention_forward
-
-        return sdpa_attention_forward(module, query, key, value, attention_mask, scaling=scaling, **kwargs)
-    from torch.nn.functional import scaled_dot_product_attention as sdpa
-
-    _, heads, _, dim = query.shape
+    _, heads, tokens, dim = query.shape
     kv_heads = key.shape[1]
     group = heads // kv_heads
-    q = query[0].to(key.dtype)  # (heads, T, dim)
-    out = q.new_empty(flat_step.tokens, heads, dim)
+    scale = scaling if scaling is not None else dim**-0.5
+    if flat_step is None:
+        if not one_row:
+            from transformers.integrations.sdpa_attention import sdpa_attention_forward
+
+            out, _ = sdpa_attention_forward(module, query.float(), key.float(), value.float(), attention_mask,
+                                            scaling=scaling, **kwargs)
+            return out.to(query.dtype), None
+        return _one_row(query, key, value, scale).to(query.dtype), None
+    flat = query[0].transpose(0, 1)  # (T, heads, dim)
+    out = flat.new_empty((tokens, heads, dim), dtype=_float32())
+    plan = _decoding(flat_step, group, query.device)
+    if plan is not None:
+        rows = plan.high - plan.low
+        gathered = flat.new_zeros((rows * plan.tokens, heads, dim), dtype=_float32())
+        gathered[plan.target] = flat[plan.source].float()
+        queries = gathered.view(rows, plan.tokens, heads, dim).transpose(1, 2)
+        mixed = attend(pack_queries(queries, kv_heads), key[plan.low : plan.high], value[plan.low : plan.high],
+                       plan.visible, scale)
+        mixed = unpack_queries(mixed, heads, plan.tokens).transpose(1, 2).reshape(rows * plan.tokens, heads, dim)
+        out[plan.source] = mixed[plan.target]
     for slot, start, count, length in flat_step.segments:
-        keys, values = key[slot : slot + 1], value[slot : slot + 1]
-        if count <= PACKED:  # a decoding row: its few queries, those of a key/value head packed together
-            queries = q[:, start : start + count].reshape(1, kv_heads, group * count, dim)
-            mask = None
-            if count > 1:  # token j sees columns 0 .. length + j
-                causal = _causal(length, count, q.device)
-                mask = causal[None].expand(group, count, length + count).reshape(1, 1, group * count, -1)
-            mixed = sdpa(queries, keys[:, :, : length + count], values[:, :, : length + count], attn_mask=mask,
-                         scale=scaling)
-            out[start : start + count] = mixed.view(heads, count, dim).transpose(0, 1)
+        if count <= DECODE_TOKENS:
             continue
-        for lo in range(0, count, QUERY_CHUNK):  # a prompt tail: a block of queries reads only the
-            hi = min(count, lo + QUERY_CHUNK)  # columns its last token reaches
-            causal = _causal(length + lo, hi - lo, q.device)
-            mixed = sdpa(q[None, :, start + lo : start + hi], keys[:, :, : length + hi], values[:, :, : length + hi],
-                         attn_mask=causal, scale=scaling, enable_gqa=True)
-            out[start + lo : start + hi] = mixed[0].transpose(0, 1)
+        for lo in range(0, count, QUERY_CHUNK):
+            hi = min(count, lo + QUERY_CHUNK)
+            visible = _tail_visibility(flat_step, length + lo, hi - lo, group, query.device)
+            mixed = attend(pack_queries(query[:, :, start + lo : start + hi], kv_heads), key[slot : slot + 1],
+                           value[slot : slot + 1], visible, scale)
+            out[start + lo : start + hi] = unpack_queries(mixed, heads, hi - lo)[0].transpose(0, 1)
     return out[None].to(query.dtype), None
 
 
-def _causal(past: int, count: int, device: Any) -> torch.Tensor:
-    """(count, past + count): token j, at column past + j, sees columns 0 .. past + j."""
+def _one_row(query: Any, key: Any, value: Any, scale: float) -> Any:
+    """A single row's attention from column 0 (its keys and values are exactly its columns): (1, T, heads, dim)."""
+    from torch.nn.functional import pad
+
+    _, heads, tokens, dim = query.shape
+    columns = key.shape[2]
+    extra = round_up(columns, TILE_KEYS) - columns
+    keys, values = pad(key.float(), (0, 0, 0, extra)), pad(value.float(), (0, 0, 0, extra))
+    out = query.new_empty((tokens, heads, dim), dtype=_float32())
+    for lo in range(0, tokens, QUERY_CHUNK):
+        hi = min(tokens, lo + QUERY_CHUNK)
+        visible = visibility([columns - tokens + lo], hi - lo, heads // key.shape[1], query.device)
+        mixed = attend(pack_queries(query[:, :, lo:hi], key.shape[1]), keys, values, visible, scale)
+        out[lo:hi] = unpack_queries(mixed, heads, hi - lo)[0].transpose(0, 1)
+    return out[None]
+
+
+def _float32() -> Any:
     import torch
 
-    return torch.ones((count, past + count), dtype=torch.bool, device=device).tril(diagonal=past)
-
-
-def flat_attention_float32(module: Any, query: Any, key: Any, value: Any, attention_mask: Any,
-                           **kwargs: Any) -> tuple[Any, None]:
-    """:func:`flat_attention` computed in float32, the output in the query's dtype (bfloat16 weights:
-    PyTorch's bfloat16 attention on a CPU is slow and less exact)."""
-    out, _ = flat_attention(module, query.float(), key.float(), value.float(), attention_mask, **kwargs)
-    return out.to(query.dtype), None
+    return torch.float32
 
 
 @functools.cache
-def register_attention() -> tuple[str, str]:
-    """Register both attention functions, with sdpa's mask, once; their names (model dtype, float32)."""
+def register_attention() -> str:
+    """Register the attention function, with sdpa's mask, once; its name."""
     from transformers import AttentionInterface
     from transformers.masking_utils import AttentionMaskInterface, sdpa_mask
 
     AttentionInterface.register(ATTENTION, flat_attention)
-    AttentionInterface.register(ATTENTION_FLOAT32, flat_attention_float32)
     AttentionMaskInterface.register(ATTENTION, sdpa_mask)
-    AttentionMaskInterface.register(ATTENTION_FLOAT32, sdpa_mask)
-    return ATTENTION, ATTENTION_FLOAT32
-
-
-class RoomPool:
-    """Memory for key/value rooms kept between decode loops: one buffer per layer and kind (keys, values),
-    handed out as views of the size asked for and replaced by a larger one when a loop needs more.
-
-    A loop's rooms hold every slot at the longest ask's length (hundreds of MB for a small judge): taking
-    fresh memory for every round cost its page faults each time (12.7 s of the 143 s that 10 ClapNQ samples
-    under six metrics took, zeroed), while the pool pays them once per engine, for the largest round.
-    The buffers stay allocated for the engine's life. A view's columns hold whatever the last loop left:
-    attention reads only a row's filled columns.
-    """
-
-    def __init__(self) -> None:
-        self.buffers: dict[tuple[int, str], Any] = {}
-
-    def room(self, layer: int, kind: str, shape: tuple[int, ...], like: Any, dtype: Any) -> Any:
-        """A (slots, heads, columns, dim) view of layer ``layer``'s ``kind`` buffer, grown to fit ``shape``."""
-        key = (layer, kind)
-        held = self.buffers.get(key)
-        if held is not None and (held.dtype != dtype or held.device != like.device
-                                 or held.shape[1] != shape[1] or held.shape[3] != shape[3]):
-            held = None  # states of another shape or kind: start again
-        if held is None or held.shape[0] < shape[0] or held.shape[2] < shape[2]:
-            size = shape if held is None else (max(shape[0], held.shape[0]), shape[1],
-                                               max(shape[2], held.shape[2]), shape[3])
-            self.buffers[key] = None  # the old buffer goes before the new one is taken
-            held = self.buffers[key] = like.new_empty(size, dtype=dtype)
-        return held[: shape[0], :, : shape[2]]
-
-
-class SlotKV:
-    """The decode slots' key/value rooms, one per layer, and the flat step being run.
-
-    ``slots`` rows of ``room`` columns each (grown, with a copy, when a row needs more). Rooms are
-    allocated on the first write, in ``dtype`` (float32 for a bfloat16 model) or the states' own, from
-    ``pool`` when given (memory kept between loops), else fresh.
-    """
-
-    def __init__(self, layers: int, slots: int, room: int, dtype: Any = None, pool: RoomPool | None = None) -> None:
-        self.slots, self.room, self.dtype, self.pool = slots, room, dtype, pool
-        self.step: FlatStep | None = None
-        self.layers = [_slot_layer()(self, index) for index in range(layers)]
-
-    def grow(self, room: int) -> None:
-        """Make every slot at least ``room`` columns (the filled columns kept)."""
-        if room > self.room:
-            self.room = max(room, self.room + self.room // 2)
-            for layer in self.layers:
-                layer.resize(self.slots, self.room)
-
-    def place(self, slot: int, states: Sequence[tuple[Any, Any]], length: int) -> None:
-        """Slot ``slot`` takes the first ``length`` columns of one row's states (keys, values per layer)."""
-        for layer, (keys, values) in zip(self.layers, states, strict=True):
-            layer.write(slot, keys[0, :, :length], values[0, :, :length])
-
-    def copy(self, source: int, slot: int, length: int) -> None:
-        """Slot ``slot`` takes the first ``length`` columns of slot ``source`` (a prompt prefix they share)."""
-        for layer in self.layers:
-            layer.key_room[slot, :, :length] = layer.key_room[source, :, :length]
-            layer.value_room[slot, :, :length] = layer.value_room[source, :, :length]
-
-    def select(self, keep: Sequence[int]) -> None:
-        """Keep only slots ``keep``, in that order, as slots 0 .. len(keep) - 1."""
-        self.slots = len(keep)
-        for layer in self.layers:
-            layer.select(keep)
-
-
-@functools.cache
-def _slot_layer() -> type:
-    import torch
-    from transformers.cache_utils import DynamicLayer
-
-    class SlotLayer(DynamicLayer):
-        """One layer's rooms; ``update`` writes a flat step's tokens where its layout says."""
-
-        def __init__(self, owner: SlotKV, index: int) -> None:
-            super().__init__()
-            self.owner, self.index = owner, index
-            self.key_room: Any = None
-            self.value_room: Any = None
-
-        def _rooms(self, shape: tuple[int, ...], like: Any, dtype: Any) -> tuple[Any, Any]:
-            """Uninitialised rooms (attention reads only a row's filled columns), from the pool if any."""
-            pool = self.owner.pool
-            if pool is None:
-                return like.new_empty(shape, dtype=dtype), like.new_empty(shape, dtype=dtype)
-            return (pool.room(self.index, "keys", shape, like, dtype),
-                    pool.room(self.index, "values", shape, like, dtype))
-
-        def _allocate(self, like: Any) -> None:
-            dtype = self.owner.dtype or like.dtype
-            shape = (self.owner.slots, like.shape[1], self.owner.room, like.shape[-1])
-            self.key_room, self.value_room = self._rooms(shape, like, dtype)
-            self.is_initialized, self.device = True, like.device
-
-        def write(self, slot: int, keys: Any, values: Any) -> None:
-            if self.key_room is None:
-                self._allocate(keys[None])
-            self.key_room[slot, :, : keys.shape[-2]] = keys
-            self.value_room[slot, :, : values.shape[-2]] = values
-
-        def update(self, key_states: Any, value_states: Any, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
-            step = self.owner.step
-            if step is None:
-                raise RuntimeError("decode slots are written by flat steps only")
-            if self.key_room is None:
-                self._allocate(key_states)
-            self.key_room[step.slot, :, step.column] = key_states[0].transpose(0, 1).to(self.key_room.dtype)
-            self.value_room[step.slot, :, step.column] = value_states[0].transpose(0, 1).to(self.value_room.dtype)
-            return self.key_room, self.value_room
-
-        def resize(self, slots: int, room: int) -> None:
-            if self.key_room is None:
-                return
-            shape = (slots, self.key_room.shape[1], room, self.key_room.shape[-1])
-            rows, width = min(slots, self.key_room.shape[0]), min(room, self.key_room.shape[2])
-            # these views keep the old memory alive until the copy; where the pool hands out the same
-            # buffer again, each element keeps its address and the copy leaves it as it is
-            old_keys, old_values = self.key_room[:rows, :, :width], self.value_room[:rows, :, :width]
-            self.key_room, self.value_room = self._rooms(shape, self.key_room, self.key_room.dtype)
-            self.key_room[:rows, :, :width] = old_keys
-            self.value_room[:rows, :, :width] = old_values
-
-        def select(self, keep: Sequence[int]) -> None:
-            if self.key_room is not None:
-                index = torch.tensor(list(keep), device=self.key_room.device)
-                self.key_room, self.value_room = self.key_room[index], self.value_room[index]
-
-        def get_seq_length(self, *args: Any, **kwargs: Any) -> int:
-            return 0 if self.owner.step is None else self.owner.step.width
-
-        def crop(self, tokens_to_remove: int) -> None:
-            raise NotImplementedError("decode slots are never cropped")
-
-    return SlotLayer
+    return ATTENTION

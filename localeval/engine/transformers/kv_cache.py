@@ -1,5 +1,5 @@
 """Key/value caches: the states of shared prompt prefixes kept between batches, and a preallocated layer
-for fixed batches (continuous batching keeps its states in decode slots: ``flat.SlotKV``)."""
+for fixed batches (continuous batching keeps its states in decode slots: ``rooms.SlotKV``)."""
 
 from __future__ import annotations
 
@@ -41,7 +41,8 @@ class PrefixCache:
         device = self.loaded.device
         ids = torch.tensor([prefix], device=device)
         with torch.inference_mode():
-            self.loaded.forward(ids, torch.ones_like(ids), torch.arange(len(prefix), device=device)[None], cache)
+            self.loaded.forward(ids, torch.ones_like(ids), torch.arange(len(prefix), device=device)[None], cache,
+                                one_row=True)
         self.profile["prefix_seconds"] += time.perf_counter() - started
         self.profile["prefix_tokens"] += len(prefix)
         states = self.states[prefix] = [(keys, values) for keys, values, *_ in cache]

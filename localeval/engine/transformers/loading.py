@@ -9,7 +9,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from localeval.cpu_threads import default_threads
-from localeval.engine.transformers.flat import FlatStep, RoomPool, register_attention
+from localeval.engine.transformers.flat import FlatStep, register_attention
+from localeval.engine.transformers.invariant import block_linear_layers
+from localeval.engine.transformers.rooms import RoomPool
 from localeval.errors import LocalevalError
 from localeval.model_folders import check_model_folder, set_offline
 
@@ -36,8 +38,11 @@ class LoadedModel:
     flat: bool = True  # the model runs localeval's attention function, so flat steps work (flat.py)
     rooms: RoomPool = field(default_factory=RoomPool)  # decode slots' key/value memory, kept between loops
 
-    def forward(self, ids: torch.Tensor, mask: torch.Tensor, positions: torch.Tensor, cache: Any) -> torch.Tensor:
-        """Logits of the last position of every row, float32."""
+    def forward(self, ids: torch.Tensor, mask: torch.Tensor, positions: torch.Tensor, cache: Any,
+                one_row: bool = False) -> torch.Tensor:
+        """Logits of the last position of every row, float32. ``one_row``: a single unpadded row from
+        position 0 (a shared prefix), computed with the flat steps' batch-invariant attention."""
+        extra = {"one_row": True} if one_row and self.flat else {}
         out = self.model(
             input_ids=ids,
             attention_mask=mask,
@@ -45,6 +50,7 @@ class LoadedModel:
             use_cache=True,
             logits_to_keep=1,
             **{self.cache_kwarg: cache},
+            **extra,
         )
         return out.logits[:, -1, :].float()
 
@@ -92,10 +98,9 @@ def load_model(model_dir: Path, *, threads: int | None, device: str, trust_remot
         dtype = cpu_default_dtype() if where.type == "cpu" else "auto"
     elif isinstance(dtype, str) and dtype != "auto":
         dtype = getattr(torch, dtype)
-    # localeval's attention (flat steps; transformers' sdpa otherwise); bfloat16 weights make the linear
-    # layers fast, but attention in bfloat16 is slow on a CPU and less exact, so it runs in float32
-    plain_name, float32_name = register_attention()
-    attention = {"attn_implementation": float32_name if dtype is torch.bfloat16 else plain_name}
+    # localeval's attention (flat steps and shared prefixes, batch-invariant, in float32; transformers'
+    # sdpa for padded fixed batches)
+    attention = {"attn_implementation": register_attention()}
     tokenizer = AutoTokenizer.from_pretrained(model_dir, local_files_only=True, trust_remote_code=trust_remote_code)
     if not tokenizer.chat_template:
         raise LocalevalError(
@@ -112,6 +117,8 @@ def load_model(model_dir: Path, *, threads: int | None, device: str, trust_remot
     except (ValueError, NotImplementedError):  # a model class that takes no attention function of ours
         model, flat = load(), False
     model.eval()
+    if flat:
+        block_linear_layers(model)  # row blocks: a token's projections do not depend on its step's size
     config = model.config
     stop = stop_token_ids(model, tokenizer)
     forward_parameters = inspect.signature(model.forward).parameters
