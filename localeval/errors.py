@@ -7,3 +7,13 @@ class LocalevalError(Exception):
 
 class ModelNotFound(LocalevalError):
     """A model name or path that is not a local model folder (localeval never downloads)."""
+
+
+class JudgeDied(LocalevalError):
+    """The judge engine can answer nothing more: its process is gone, or every ask of a call failed the same
+    way. The run stops; ``cause`` is the engine's own error, ``kept`` what became of the answers so far."""
+
+    def __init__(self, cause: str, kept: str = "") -> None:
+        self.cause = cause
+        self.kept = kept
+        super().__init__(f"the judge engine died ({cause}); the run stopped" + (f". {kept}" if kept else ""))

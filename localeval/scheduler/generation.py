@@ -1,5 +1,11 @@
 """Engine calls: one per batch, cut-off answers asked again with a bigger budget (an engine that grows
-budgets in place gets that budget at once), failing batches bisected."""
+budgets in place gets that budget at once), failing batches bisected, a dead engine the end of the run.
+
+A failing call is split in halves down to the single asks that fail, so one bad ask costs only its own
+answer (NaN ``engine_error``). An engine that says it died (``JudgeDied``, as the vLLM engine does when its
+process is gone), or a call whose every ask failed with the same error, stops the run instead: asking a
+dead engine again only turns every later ask into a NaN. The answers received before are in the cache.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +15,7 @@ from dataclasses import replace
 from typing import Any
 
 from localeval.engine.base import JudgeEngine, Request, Result
+from localeval.errors import JudgeDied
 from localeval.progress import RunProgress
 from localeval.prompts.base import answer_token_bound
 from localeval.scheduler.answers import answer_dict, cut_off, storable
@@ -32,6 +39,7 @@ class Generation:
         self.cache = cache
         self.commit_every = commit_every
         self.calls = 0
+        self.kept = 0  # answers received from the engine and written to the cache, over this scheduler's life
         self._committed = time.monotonic()
 
     def generate(self, todo: list[Pending], usage: dict[str, Usage], number: int,
@@ -60,9 +68,7 @@ class Generation:
                     store.append((batch[i].key, answer))
                 if len(store) >= self.commit_every and (
                         len(store) >= COMMIT_MOST or time.monotonic() - self._committed >= COMMIT_SECONDS):
-                    self.cache.put_answers(store)
-                    store.clear()
-                    self._committed = time.monotonic()
+                    self.commit(store)
 
             shown.begin(number, [self.planned_work(r) for r in requests] if shown.enabled else [],
                         retry=attempt == 2)
@@ -73,9 +79,15 @@ class Generation:
                 for i, result in enumerate(results):  # an engine that reports nothing per ask: all at its end
                     if i not in reported:
                         on_result(i, result)
+            except JudgeDied as died:
+                self.commit(store)
+                raise self.died(died.cause) from None
             finally:
                 shown.end()
-            self.cache.put_answers(store)
+            self.commit(store)
+            failure = same_failure(results)
+            if failure is not None:
+                raise self.died(failure)
             charge_generation(usage, [p.askers[0] for p in batch], results, seconds, retry=attempt == 2)
             retry = []
             for p, result in zip(batch, results, strict=True):
@@ -86,6 +98,24 @@ class Generation:
                     continue
                 answers[p.key] = answer
         return answers
+
+    def commit(self, store: list[tuple[str, dict[str, Any]]]) -> None:
+        """Write the answers waiting in ``store`` to the cache in one transaction, and empty it."""
+        self.cache.put_answers(store)
+        self.kept += len(store)
+        store.clear()
+        self._committed = time.monotonic()
+
+    def died(self, cause: str) -> JudgeDied:
+        """The error that ends the run: the engine's cause, and where the answers received so far are."""
+        if not self.cache.enabled:
+            kept = (f"The {self.kept} answers received this run are lost: the run has no judge cache (--no-cache); "
+                    "without --no-cache a rerun of the same command resumes from the answers received")
+        else:
+            where = f" {self.cache.path}" if self.cache.path is not None else " (the run's, held by the driver)"
+            kept = (f"The {self.kept} answers received this run are kept in the judge cache{where}: "
+                    "rerun the same command to resume from them")
+        return JudgeDied(cause, kept)
 
     def planned_work(self, request: Request) -> int:
         """An ask's expected cost in tokens: its prompt, as the engine counts it, plus its answer budget
@@ -117,10 +147,13 @@ class Generation:
         return max(budget, request.max_tokens)
 
     def split(self, requests: list[Request], on_result: Callable[[int, Result], None]) -> list[Result]:
-        """One engine call; if it raises, split the batch in halves so one bad ask cannot sink a round."""
+        """One engine call; if it raises, split the batch in halves so one bad ask cannot sink a round
+        (an engine that says it died is not asked again)."""
         self.calls += 1
         try:
             return self.engine.generate(requests, on_result=on_result)
+        except JudgeDied:
+            raise
         except Exception as error:
             if len(requests) == 1:
                 result = Result(choices=[], prompt_tokens=0, error=f"{type(error).__name__}: {error}")
@@ -130,3 +163,16 @@ class Generation:
             left = self.split(requests[:half], on_result)
             right = self.split(requests[half:], lambda i, r: on_result(i + half, r))
             return left + right
+
+
+def same_failure(results: list[Result]) -> str | None:
+    """What a call whose several asks all failed with one error failed with; None where any ask did not.
+
+    Asks the engine answered ``context_too_long`` without sending them are left out: they say nothing of it.
+    """
+    sent = [r for r in results if not (r.choices and r.choices[0].finish_reason == "context_too_long")]
+    errors = {r.error for r in sent}
+    error = errors.pop() if len(errors) == 1 else None
+    if len(sent) < 2 or error is None:
+        return None
+    return f"every one of the {len(sent)} asks of an engine call failed with {error}"
