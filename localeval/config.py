@@ -39,6 +39,12 @@ class JudgeOptions:
     ray_address: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)  # passed to the engine's constructor
 
+    @property
+    def deterministic(self) -> bool:
+        """Whether answers must not depend on what shares their batch (``--deterministic``; vLLM: its
+        batch-invariant mode, or an error where there is none; the transformers engine is so always)."""
+        return bool(self.extra.get("deterministic", False))
+
 
 @dataclass(frozen=True)
 class RunConfig:

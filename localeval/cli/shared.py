@@ -43,6 +43,7 @@ class Shared:
     dtype: str = "auto"
     quantization: str | None = None
     enforce_eager: bool | None = None
+    deterministic: bool = False
     stop_repeats: bool = False
     drafts: int | None = None
     no_progress: bool = False
@@ -82,7 +83,7 @@ class Shared:
                 "quantization": self.quantization,
                 "enforce_eager": self.enforce_eager,
                 "seed": seed,
-                "progress": not self.no_progress,
+                **({"deterministic": True} if self.deterministic else {}),  # transformers: so always, not recorded
             }
         return JudgeOptions(engine=self.engine, grammar=self.grammar, batch_size=self.batch_size,
                             batch_tokens=self.batch_tokens or None, threads=self.threads,
@@ -141,6 +142,10 @@ ENGINE = (*options(
                    "or AMX, else float32; vllm: the model's), float32, bfloat16 (transformers: bf16 weights, "
                    "attention in float32), float16"),
     ("quantization", str | None, "vllm: awq, gptq, fp8, ... (default: from the model folder)"),
+    ("deterministic", bool, "answers that do not depend on what shares their batch. vllm: its batch-invariant mode "
+                            "(beta; NVIDIA GPUs of compute capability 8.0 or higher), or an error before the model "
+                            "loads that says what to use instead where the installed vLLM or the GPU has none (the "
+                            "CPU build); transformers: accepted, changes nothing (its answers are so always)"),
     ("stop_repeats", bool, "transformers engine: end a list the moment the judge repeats an earlier item of it "
                            "(fewer tokens from a judge that loops; only such answers change; README: Speed knobs)"),
     ("drafts", int | None, "transformers engine: most draft tokens a greedy row has checked per forward pass "

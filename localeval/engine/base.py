@@ -108,6 +108,8 @@ class JudgeEngine(Protocol):
         store answers and show progress before the whole round is done. An engine reports each ask
         the moment it completes where it can (the transformers engine: when a row's JSON closes),
         else after each batch; results it never reports are taken as finished when the call returns.
+        An engine that can answer nothing more (its process gone) raises ``errors.JudgeDied``, which ends
+        the run; any other error is taken as the batch's, and the scheduler splits the batch to find the ask.
         """
         ...
 

@@ -13,13 +13,16 @@ from localeval.errors import LocalevalError
 JUDGE_ENGINES = ("transformers", "vllm", "ray-vllm")  # what a judge given as a model folder runs on
 REPLICA_ENGINES = ("vllm", "transformers", "scripted")  # what one Ray replica may hold
 TRANSFORMERS_ONLY = ("grammar", "batch_size", "batch_tokens", "threads")  # options other engines do not take
+# Options the transformers engine does without: its answers never depend on the batch (--deterministic).
+NOT_TRANSFORMERS = ("deterministic",)
 
 
 def build_engine(kind: str, model_dir: str | Path | None, options: Mapping[str, Any] | None = None, *,
                  replicas: int = 1, ray_address: str | None = None) -> JudgeEngine:
     """The engine ``kind`` on the model in ``model_dir``, given ``options`` (its constructor's arguments).
 
-    Options only the transformers engine takes (``TRANSFORMERS_ONLY``) are dropped for the others;
+    Options only the transformers engine takes (``TRANSFORMERS_ONLY``) are dropped for the others, and those it
+    does without (``NOT_TRANSFORMERS``) for it;
     ``ray-vllm`` runs ``replicas`` vLLM replicas on the Ray cluster at ``ray_address``.
     """
     options = dict(options or {})
@@ -73,7 +76,7 @@ class EngineSpec:
 
 def _for_kind(kind: str, options: dict[str, Any]) -> dict[str, Any]:
     if kind == "transformers":
-        return options
+        return {k: v for k, v in options.items() if k not in NOT_TRANSFORMERS}
     return {k: v for k, v in options.items() if k not in TRANSFORMERS_ONLY}
 
 

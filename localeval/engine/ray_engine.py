@@ -26,8 +26,16 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
-from localeval.engine.base import CHARS_PER_TOKEN, JudgeEngine, Request, Result, import_optional
-from localeval.errors import LocalevalError
+from localeval.engine.base import (
+    CHARS_PER_TOKEN,
+    Invariance,
+    JudgeEngine,
+    Request,
+    Result,
+    import_optional,
+    invariance_of,
+)
+from localeval.errors import JudgeDied, LocalevalError
 
 INSTALL_HINT = "pip install 'localeval[ray]'"
 COUNT_CACHE_SIZE = 8192  # prompts whose token counts the driver keeps
@@ -48,9 +56,9 @@ class Replica:
     def __init__(self, factory: Callable[[], JudgeEngine]) -> None:
         self.engine = factory()
 
-    def describe(self) -> tuple[str, int | None]:
-        """The engine's fingerprint and context window."""
-        return self.engine.fingerprint, self.engine.context_window
+    def describe(self) -> tuple[str, int | None, Invariance]:
+        """The engine's fingerprint, context window and batch invariance."""
+        return self.engine.fingerprint, self.engine.context_window, invariance_of(self.engine)
 
     def count_prompt_tokens(self, request: Request) -> int:
         return self.engine.count_prompt_tokens(request)
@@ -100,7 +108,7 @@ class RayEngine:
         except ray.exceptions.RayError as error:
             self.close()
             raise LocalevalError(f"a Ray replica could not build its engine: {error}") from error
-        fingerprints = {fingerprint for fingerprint, _ in described}
+        fingerprints = {fingerprint for fingerprint, _, _ in described}
         if len(fingerprints) != 1:
             raise LocalevalError(
                 f"the replicas disagree on the engine ({', '.join(sorted(fingerprints))}): the model folder "
@@ -108,8 +116,9 @@ class RayEngine:
                 "copy it to the same path on every node with `rsync -a`, which keeps the times"
             )
         self._fingerprint = fingerprints.pop()
-        windows = [window for _, window in described if window]
+        windows = [window for _, window, _ in described if window]
         self._context_window = min(windows) if windows else None
+        self.invariance = _together([invariance for _, _, invariance in described])
         self._counts: dict[tuple[tuple[str, str], ...], int] = {}  # messages -> a replica's count
         self.shard_sizes: list[list[int]] = []  # per generate call, the size of each shard sent
         self.prompt_tokens = 0
@@ -168,7 +177,7 @@ class RayEngine:
     def _run(self, indices: list[int], requests: list[Request], deliver: Callable[[int, Result], None],
              sizes: list[int]) -> None:
         if not self.actors:
-            raise LocalevalError("no Ray replica is left to answer")
+            raise JudgeDied("no Ray replica is left to answer")
         weights = [_cost(requests[i]) for i in indices]
         pending: dict[Any, tuple[Any, list[int]]] = {}
         for actor, (start, end) in zip(self.actors, shard_bounds(weights, len(self.actors)), strict=False):
@@ -188,12 +197,21 @@ class RayEngine:
                 continue
             for i, result in zip(shard, answers, strict=True):
                 deliver(i, result)
+        if failed and not self.actors:
+            raise JudgeDied(f"every Ray replica died; the last said {type(failed[-1][1]).__name__}: {failed[-1][1]}")
         for shard, problem in failed:
-            if len(shard) == 1 or not self.actors:
+            if len(shard) == 1:
                 for i in shard:
                     deliver(i, Result(choices=[], prompt_tokens=0, error=f"{type(problem).__name__}: {problem}"))
             else:
                 self._run(shard, requests, deliver, sizes)
+
+
+def _together(replicas: list[Invariance]) -> Invariance:
+    """The replicas' batch invariance: theirs where they agree (the same engine built alike), else the first
+    that is not invariant."""
+    variant = [i for i in replicas if not i.batch_invariant]
+    return variant[0] if variant else replicas[0] if replicas else Invariance(False, "no Ray replica")
 
 
 def _cost(request: Request) -> float:

