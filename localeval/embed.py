@@ -30,9 +30,15 @@ class Embedder(Protocol):
 
 
 class SentenceTransformerEmbedder:
-    """A sentence-transformers model loaded from a local folder."""
+    """A sentence-transformers model loaded from a local folder.
 
-    def __init__(self, model_dir: Path | str, device: str = "cpu", batch_size: int = 64) -> None:
+    Texts are encoded one at a time by default (``batch_size=1``): in a batch they are padded to the
+    longest, and the padded shapes change a vector's last bits, so a score would depend on which other
+    texts shared its batch. One at a time costs little for small embedders (200 texts: 4.4 s against
+    3.9 s in batches of 64, MiniLM, one thread).
+    """
+
+    def __init__(self, model_dir: Path | str, device: str = "cpu", batch_size: int = 1) -> None:
         check_model_folder(Path(model_dir), "embedder")  # a clear error before sentence-transformers sees it
         set_offline()
         from sentence_transformers import SentenceTransformer

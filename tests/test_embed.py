@@ -54,3 +54,13 @@ def test_sentence_transformer_embedder_offline():
     assert v[0] @ v[1] > v[0] @ v[2]
     assert e.embed([]).shape == (0, 384)
     assert e.fingerprint.startswith("sentence-transformers:model@")
+
+
+@pytest.mark.model
+def test_a_texts_vector_is_the_same_bits_whatever_else_is_embedded_with_it(small_embedder) -> None:
+    texts = ["Where is the Eiffel Tower?", "The Eiffel Tower, a wrought-iron lattice tower on the Champ de Mars in "
+             "Paris, was completed in 1889.", "Bananas are yellow.", "Why?"]
+    together = small_embedder.embed(texts)
+    for i, text in enumerate(texts):
+        assert np.array_equal(small_embedder.embed([text])[0], together[i])
+    assert np.array_equal(small_embedder.embed(texts[::-1])[::-1], together)
