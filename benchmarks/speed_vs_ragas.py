@@ -48,7 +48,7 @@ def run_localeval(samples: list[dict[str, Any]], args: argparse.Namespace) -> di
         judge = load_judge(judge, options)  # here, so that its time split can be read afterwards
     result = localeval.evaluate(samples, metrics=list(METRICS), judge=judge, embedder=embedder,
                                 judge_options=options, out=args.run_dir, cache=False, progress=args.progress,
-                                settings=Settings(merge_repeats=not args.judge_every_copy))
+                                settings=Settings(merge_repeats=not args.judge_every_copy), replace=True)
     total = time.perf_counter() - started
     figures = localeval_figures(result.summary_dict(), args)
     figures["load_seconds"] = round(total - figures["wall_seconds"], 3)
