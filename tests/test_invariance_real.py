@@ -1,0 +1,98 @@
+"""The same ask gets the same answer whatever shares its batch: the bundled judge, whole `localeval evaluate`
+processes, in the CPU's default dtype and in float32.
+
+Faithfulness of the demo samples is scored alone, beside three other metrics, on the samples in reverse
+order, in chunks of 3, and killed mid-run then resumed; every verdict, reason and score must be the same.
+Context precision and response relevancy (seeded sampled questions) are compared between two of those
+runs as well, and `localeval compare` of two runs of the same data must report no change.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytestmark = [pytest.mark.model, pytest.mark.slow]
+
+DEMO = Path(__file__).resolve().parents[1] / "examples" / "rag_demo.jsonl"
+OTHERS = "context_precision,answer_relevancy,context_recall"
+
+
+def _command(data: Path, out: Path, metrics: str, dtype: str | None, *extra: str) -> list[str]:
+    command = [sys.executable, "-m", "localeval", "evaluate", str(data), "--metrics", metrics, "--out", str(out),
+               "--threads", "1", "--no-progress", *extra]
+    return command + (["--dtype", dtype] if dtype else [])
+
+
+def _evaluate(*args: object, **kwargs: object) -> Path:
+    command = _command(*args, **kwargs)  # type: ignore[arg-type]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return Path(command[command.index("--out") + 1])
+
+
+def _answers(cache: Path) -> int:
+    try:
+        with sqlite3.connect(f"file:{cache}?mode=ro", uri=True, timeout=1) as conn:
+            return int(conn.execute("SELECT COUNT(*) FROM answers").fetchone()[0])
+    except sqlite3.Error:
+        return 0
+
+
+def _killed_and_resumed(data: Path, out: Path, dtype: str | None) -> Path:
+    """The run killed (SIGKILL) once a few answers are in its cache, then the same command again."""
+    command = _command(data, out, "faithfulness", dtype)
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 600
+    while _answers(out / "judge.sqlite") < 3 and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert process.poll() is None, "the run ended before it could be killed"
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait()
+    kept = _answers(out / "judge.sqlite")
+    assert 3 <= kept < 12, kept  # 12 asks: 6 statement lists, 6 verdict lists
+    return _evaluate(data, out, "faithfulness", dtype)
+
+
+def _by_id(run: Path, metric: str) -> dict[str, object]:
+    rows = [json.loads(line) for line in (run / "scores.jsonl").read_text().splitlines()]
+    return {row["id"]: row["metrics"][metric] for row in rows}
+
+
+@pytest.mark.parametrize("dtype", [None, "float32"], ids=["cpu-default", "float32"])
+def test_every_verdict_and_score_is_the_same_whatever_shares_the_batch(dtype: str | None, models_folder: Path,
+                                                                      tmp_path: Path) -> None:
+    reversed_data = tmp_path / "reversed.jsonl"
+    reversed_data.write_text("".join(reversed(DEMO.read_text().splitlines(keepends=True))))
+    alone = _evaluate(DEMO, tmp_path / "alone", "faithfulness", dtype)
+    crowded = _evaluate(DEMO, tmp_path / "crowded", f"faithfulness,{OTHERS}", dtype)
+    backwards = _evaluate(reversed_data, tmp_path / "backwards", "faithfulness", dtype)
+    chunked = _evaluate(DEMO, tmp_path / "chunked", "faithfulness,context_precision,answer_relevancy", dtype,
+                        "--chunk-size", "3")
+    resumed = _killed_and_resumed(DEMO, tmp_path / "resumed", dtype)
+
+    expected = _by_id(alone, "faithfulness")
+    assert len(expected) == 6 and all(score["value"] is not None for score in expected.values())
+    assert any(score["trace"]["verdicts"] for score in expected.values())
+    for run in (crowded, backwards, chunked, resumed):
+        assert _by_id(run, "faithfulness") == expected, run.name  # values, statements, verdicts, reasons
+    for metric in ("context_precision", "answer_relevancy"):  # the latter's questions are seeded samples
+        assert _by_id(chunked, metric) == _by_id(crowded, metric), metric
+    summary = json.loads((alone / "summary.json").read_text())
+    assert summary["run"]["invariance"]["batch_invariant"] is True
+
+    compared = tmp_path / "compare.json"
+    done = subprocess.run([sys.executable, "-m", "localeval", "compare", str(alone), str(backwards), "--json",
+                           str(compared)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "no detectable change" in done.stdout and "Warnings" not in done.stdout
+    (row,) = json.loads(compared.read_text())["metrics"]
+    assert row["metric"] == "faithfulness" and row["diff"] == 0 and row["verdict"] == "no detectable change"
