@@ -35,10 +35,12 @@ if TYPE_CHECKING:
 
 
 def load_judge(judge: str | Path | None, options: JudgeOptions | None = None) -> JudgeEngine:
-    """A judge engine from a local model folder (None: the bundled default)."""
+    """A judge engine from a local model folder (None: the bundled default), or the judge server the options name."""
     from localeval.engine.build import build_engine
 
     options = options or JudgeOptions()
+    if options.engine == "server":
+        return build_engine("server", None, options.extra)
     return build_engine(
         options.engine, resolve_model(judge, "judge"),
         {"grammar": options.grammar, "batch_size": options.batch_size, "batch_tokens": options.batch_tokens,
@@ -245,15 +247,18 @@ def evaluate_run(
     needs_judge = any(s.definition.judge for s in specs)
     needs_embedder = any(s.definition.embedder for s in specs)
     engine, emb = judge, embedder
+    served = config.engine.engine == "server"  # the judge a server runs: no folder here
     # Both folders are found and checked before either model is loaded.
-    judge_dir = resolve_model(config.judge, "judge") if needs_judge and engine is None else None
+    judge_dir = resolve_model(config.judge, "judge") if needs_judge and engine is None and not served else None
     embedder_dir = resolve_model(config.embedder, "embedder") if needs_embedder and emb is None else None
     # progress=False: no loading bars or library warnings either; off a terminal, no loading bars
     with quiet(not progress or not stderr_is_terminal(), bars_only=progress):
-        if judge_dir is not None:
+        if judge_dir is not None or (served and needs_judge and engine is None):
             engine = load_judge(judge_dir, config.engine)
         if embedder_dir is not None:
             emb = load_embedder(embedder_dir)
+    if needs_judge and config.settings.soft and callable(getattr(engine, "require_soft", None)):
+        engine.require_soft()  # type: ignore[union-attr]  # a judge that cannot give p(1) stops here, not mid-run
     config = config.with_models(engine if needs_judge else None, emb if needs_embedder else None)
     lock = RunLock(Path(out)) if out is not None else contextlib.nullcontext()
     with lock:

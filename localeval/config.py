@@ -16,20 +16,20 @@ if TYPE_CHECKING:
 
 DEFAULT_BATCH_SIZE = 16  # transformers engine: most rows in a batch
 DEFAULT_BATCH_TOKENS = 16384  # transformers engine: token budget of a batch
-ENGINES = ("transformers", "vllm", "ray-vllm")
+ENGINES = ("transformers", "vllm", "ray-vllm", "server")
 GRAMMARS = ("xgrammar", "outlines")
 ON_MISSING = ("error", "nan")
 # Samples a chunk holds, by engine (README: Bulk runs). Enough asks for full batches and long rounds, few
 # enough that the scheduler's state (about 24 KB a sample) stays small: vLLM wants thousands of asks in
 # flight, the transformers engine batches 16 rows, and in-process engines (scripted) only pay per chunk.
-CHUNK_SIZES = {"transformers": 512, "vllm": 4096, "ray-vllm": 4096, "other": 4096}
+CHUNK_SIZES = {"transformers": 512, "vllm": 4096, "ray-vllm": 4096, "server": 4096, "other": 4096}
 
 
 @dataclass(frozen=True)
 class JudgeOptions:
     """How to load the judge when it is given as a folder."""
 
-    engine: str = "transformers"  # transformers | vllm | ray-vllm; scripted engines are passed as objects
+    engine: str = "transformers"  # transformers | vllm | ray-vllm | server; scripted engines are passed as objects
     grammar: str = "xgrammar"
     batch_size: int = DEFAULT_BATCH_SIZE
     batch_tokens: int | None = DEFAULT_BATCH_TOKENS  # None: rows only
@@ -38,6 +38,12 @@ class JudgeOptions:
     replicas: int = 1  # ray-vllm: engine replicas
     ray_address: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)  # passed to the engine's constructor
+
+    @classmethod
+    def server(cls, *urls: str, **options: Any) -> JudgeOptions:
+        """The judge a server runs at ``urls`` (each its OpenAI base, ``http://gpu-box:8000/v1``); ``options``: the
+        server engine's (``kind``, ``model``, ``api_key_env``, ``concurrency``, ...; ``ServerEngine``)."""
+        return cls(engine="server", extra={"urls": list(urls), **options})
 
     @property
     def deterministic(self) -> bool:
@@ -74,7 +80,8 @@ class RunConfig:
             return self.chunk_size
         if engine is None:
             return CHUNK_SIZES.get(self.engine.engine, CHUNK_SIZES["other"])
-        kind = {"TransformersEngine": "transformers", "VLLMEngine": "vllm", "RayEngine": "ray-vllm"}
+        kind = {"TransformersEngine": "transformers", "VLLMEngine": "vllm", "RayEngine": "ray-vllm",
+                "ServerEngine": "server"}
         return CHUNK_SIZES[kind.get(type(engine).__name__, "other")]
 
     def with_models(self, judge: Any, embedder: Any) -> RunConfig:

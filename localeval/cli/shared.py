@@ -46,6 +46,15 @@ class Shared:
     deterministic: bool = False
     stop_repeats: bool = False
     drafts: int | None = None
+    server_url: list[str] | None = None
+    server_kind: str = "auto"
+    server_model: str | None = None
+    server_api_key_env: str | None = None
+    server_api_key_file: str | None = None
+    server_ca_file: str | None = None
+    server_concurrency: int | None = None
+    server_timeout: float = 600.0
+    server_retries: int = 5
     no_progress: bool = False
     cache: str | None = None
     no_cache: bool = False
@@ -63,6 +72,8 @@ class Shared:
 
     def judge_options(self, seed: int) -> JudgeOptions:
         """How the judge is loaded and run."""
+        if self.engine == "server" or self.server_url:
+            return self.server_options()
         extra: dict[str, object] = {"dtype": self.dtype} if self.dtype != "auto" else {}
         if self.stop_repeats:
             if self.engine != "transformers":
@@ -89,6 +100,26 @@ class Shared:
                             batch_tokens=self.batch_tokens or None, threads=self.threads,
                             trust_remote_code=self.trust_remote_code, replicas=self.replicas,
                             ray_address=self.ray_address, extra=extra)
+
+    def server_options(self) -> JudgeOptions:
+        """The judge a server runs (--engine server): its URLs and the options of the server engine."""
+        if self.engine != "server":
+            raise LocalevalError("--server-url takes --engine server")
+        if not self.server_url:
+            raise LocalevalError("--engine server needs --server-url http://HOST:PORT/v1, the judge server's OpenAI "
+                                 "base URL (once per server)")
+        wrong = [flag for flag, given in (("--judge", self.judge), ("--deterministic", self.deterministic),
+                                          ("--stop-repeats", self.stop_repeats), ("--drafts", self.drafts is not None))
+                 if given]
+        if wrong:
+            raise LocalevalError(f"{', '.join(wrong)} cannot work with a judge server: it serves its own model (name "
+                                 "it with --server-model) and batches asks as it likes (to compare runs, give them "
+                                 "one --cache)")
+        return JudgeOptions.server(*self.server_url, kind=self.server_kind, model=self.server_model,
+                                   api_key_env=self.server_api_key_env, api_key_file=self.server_api_key_file,
+                                   ca_file=self.server_ca_file, concurrency=self.server_concurrency,
+                                   timeout=self.server_timeout, retries=self.server_retries,
+                                   max_model_len=self.max_model_len)
 
     def judge_config(self, seed: int = 0) -> RunConfig:
         """The judge settings, seed and engine options as a run configuration (no metrics)."""
@@ -131,13 +162,15 @@ ENGINE = (*options(
                           "token budget of a batch, rows x (longest prompt tail + longest answer); 0: no budget"),
     ("threads", int | None, "CPU threads for torch (default: all cores, waiting passively; README: Speed knobs)"),
     ("trust_remote_code", bool, "allow the model folder's own code"),
-    ("engine", Literal["transformers", "vllm", "ray-vllm"],
-     "judge engine: transformers (CPU/GPU), vllm (GPU), ray-vllm (vLLM replicas on Ray)"),
+    ("engine", Literal["transformers", "vllm", "ray-vllm", "server"],
+     "judge engine: transformers (CPU/GPU), vllm (GPU), ray-vllm (vLLM replicas on Ray), server (a judge server "
+     "you run: --server-url)"),
     ("replicas", int, "ray-vllm: engine replicas (one per GPU if the judge fits)"),
     ("ray_address", str | None, "ray-vllm: cluster address (default: local, or a new one)"),
     ("tensor_parallel_size", int, "vllm: GPUs per engine, for a judge too big for one"),
     ("gpu_memory_utilization", float, "vllm: share of GPU memory vLLM may take"),
-    ("max_model_len", int | None, "vllm: context window (default: the model's)"),
+    ("max_model_len", int | None, "vllm: context window (default: the model's); server: a cap on the server's "
+                                  "window (Ollama: the num_ctx sent, default the model's num_ctx or 4096)"),
     ("dtype", str, "weights dtype: auto (transformers on a CPU: bfloat16 where the CPU has AVX512_BF16 "
                    "or AMX, else float32; vllm: the model's), float32, bfloat16 (transformers: bf16 weights, "
                    "attention in float32), float16"),
@@ -150,6 +183,20 @@ ENGINE = (*options(
                            "(fewer tokens from a judge that loops; only such answers change; README: Speed knobs)"),
     ("drafts", int | None, "transformers engine: most draft tokens a greedy row has checked per forward pass "
                            "(the grammar's forced text, prompt lookup; the same answers; 0: off; default 8)"),
+    ("server_url", list[str] | None, "server: the judge server's OpenAI base URL, e.g. http://gpu-box:8000/v1; "
+                                     "give it once per server (each serving the same model) to share the rounds"),
+    ("server_kind", Literal["auto", "vllm", "vllm-legacy", "sglang", "llamacpp", "ollama", "openai"],
+     "server: how it takes a JSON schema (default auto: read from the server; vllm-legacy: guided_json)"),
+    ("server_model", str | None, "server: the served model's id (default: the only one it lists)"),
+    ("server_api_key_env", str | None, "server: the environment variable holding its API key (default: "
+                                       "LOCALEVAL_SERVER_API_KEY, when set)"),
+    ("server_api_key_file", str | None, "server: a file whose first line is its API key"),
+    ("server_ca_file", str | None, "server: a CA bundle to verify its TLS certificate (an internal CA)"),
+    ("server_concurrency", int | None, "server: most asks in flight on each server (default: vllm and sglang 128, "
+                                       "llamacpp 2 a slot, ollama 4, openai 16)"),
+    ("server_timeout", float, "server: seconds one request may take before it is tried again (default 600)"),
+    ("server_retries", int, "server: most retries of a request after a dropped connection, a 429 or a 5xx "
+                            "(default 5, with backoff)"),
 ), ("enforce_eager", Annotated[bool | None, typer.Option(
     "--enforce-eager/--compile",
     help="vllm: run the model eagerly, or compile it (CUDA graphs); default: eager on a CPU build, compiled on a GPU",

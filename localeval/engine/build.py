@@ -10,8 +10,8 @@ from typing import Any
 from localeval.engine.base import JudgeEngine
 from localeval.errors import LocalevalError
 
-JUDGE_ENGINES = ("transformers", "vllm", "ray-vllm")  # what a judge given as a model folder runs on
-REPLICA_ENGINES = ("vllm", "transformers", "scripted")  # what one Ray replica may hold
+JUDGE_ENGINES = ("transformers", "vllm", "ray-vllm", "server")  # what a judge runs on (server: no model folder)
+REPLICA_ENGINES = ("vllm", "transformers", "scripted", "server")  # what one Ray replica may hold
 TRANSFORMERS_ONLY = ("grammar", "batch_size", "batch_tokens", "threads")  # options other engines do not take
 # Options the transformers engine does without: its answers never depend on the batch (--deterministic).
 NOT_TRANSFORMERS = ("deterministic",)
@@ -23,9 +23,12 @@ def build_engine(kind: str, model_dir: str | Path | None, options: Mapping[str, 
 
     Options only the transformers engine takes (``TRANSFORMERS_ONLY``) are dropped for the others, and those it
     does without (``NOT_TRANSFORMERS``) for it;
-    ``ray-vllm`` runs ``replicas`` vLLM replicas on the Ray cluster at ``ray_address``.
+    ``ray-vllm`` runs ``replicas`` vLLM replicas on the Ray cluster at ``ray_address``; ``server`` asks a judge
+    server and takes only its own options (``ServerEngine``'s arguments), no model folder.
     """
     options = dict(options or {})
+    if kind == "server":
+        return EngineSpec("server", None, options)()
     if kind == "ray-vllm":
         from localeval.engine.ray_engine import RayEngine
 
@@ -57,6 +60,10 @@ class EngineSpec:
             from localeval.engine.transformers import TransformersEngine
 
             return TransformersEngine(_model_dir(self.kind, self.model_dir), **self.options)
+        if self.kind == "server":
+            from localeval.engine.server import ServerEngine
+
+            return ServerEngine(**self.options)
         if self.kind == "scripted":
             from localeval.engine.scripted import ScriptedEngine, rule_script
 

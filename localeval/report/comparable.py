@@ -12,8 +12,10 @@ from localeval.report.runs import Run
 
 # Settings that decide answers, under summary.json's run.config: judge settings, seed, long-context policy.
 DECIDING = ("seed", "long_context")
-# Engine options that cannot change an answer: where a Ray cluster is, whether vLLM shows its bars.
-INERT_ENGINE = {"ray_address", "extra.progress"}
+# Engine options that cannot change an answer: where a Ray cluster is, whether vLLM shows its bars, how a judge
+# server is reached (which URLs, its key's source, TLS, asks in flight, timeouts; its judge is the fingerprint).
+INERT_ENGINE = {"ray_address", "extra.progress", "extra.urls", "extra.api_key_env", "extra.api_key_file",
+                "extra.ca_file", "extra.concurrency", "extra.timeout", "extra.retries"}
 
 
 def comparison_warnings(run_a: Run, run_b: Run, names: tuple[str, str] = ("A", "B")) -> list[str]:
