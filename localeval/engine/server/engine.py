@@ -88,7 +88,7 @@ class ServerEngine:
         windows = [s.identity.window for s in self.servers if s.identity.window]
         self.context_window: int | None = min(windows) if windows else None
         self.counter = PromptCounter(self.servers[0].transport, replace(self.identity, window=self.context_window))
-        self.asks_sent = 0  # chat requests sent for asks (the probes are not counted)
+        self.asks_sent = 0  # chat requests made for asks (the probes and retries are not counted)
         self.prompt_tokens = self.cached_prompt_tokens = 0
         self._soft_checked = False
         compact = [prove_enforced(self._on(server), server.url, self.identity.kind, self.dialect.spelling)
@@ -101,10 +101,6 @@ class ServerEngine:
     def fingerprint(self) -> str:
         """The served model's id, where its weights come from and the server's version, as the server says them."""
         return f"server:{self.identity.judge}"
-
-    @property
-    def urls(self) -> list[str]:
-        return [s.url for s in self.servers]
 
     @property
     def http_requests(self) -> int:
@@ -152,7 +148,9 @@ class ServerEngine:
                 if on_result is not None:
                     on_result(part.index, merged)
 
-        run_round(self.servers, [p for ps in parts.values() for p in ps],
+        jobs = [p for ps in parts.values() for p in ps]
+        self.asks_sent += len(jobs)
+        run_round(self.servers, jobs,
                   lambda server, part: self.ask(server, requests[part.index], part), done)
         return [r for r in results if r is not None]
 
@@ -161,8 +159,6 @@ class ServerEngine:
         raises (``transport.Gone``)."""
         body = self.dialect.body(server.identity.model, request, part.n, request.seed + part.offset, request.soft,
                                  server.identity.window)
-        if request.label != "probe":
-            self.asks_sent += 1
         try:
             data = server.transport.post(self.dialect.path, body)
         except KeyRefused:

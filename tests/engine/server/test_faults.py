@@ -4,8 +4,6 @@ round to the others; a refused ask is its own NaN with the server's reason; a ca
 
 from __future__ import annotations
 
-import sqlite3
-
 import pytest
 from played_servers import PlayedServer
 
@@ -14,6 +12,7 @@ from localeval.config import JudgeOptions
 from localeval.embed import HashEmbedder
 from localeval.errors import JudgeDied
 from localeval.nan import Nan
+from localeval.store.cache import JudgeCache
 
 DEMO = "examples/rag_demo.jsonl"
 METRICS = "faithfulness,answer_relevancy"  # faithfulness asks twice: its statements, then their verdicts
@@ -29,8 +28,8 @@ def _scores(result) -> dict[str, list]:
 
 
 def _answers(cache) -> int:
-    with sqlite3.connect(cache) as db:
-        return int(db.execute("SELECT COUNT(*) FROM answers").fetchone()[0])
+    with JudgeCache(cache) as store:
+        return int(store.stats()["answers"])
 
 
 def test_a_server_gone_mid_run_stops_it_naming_the_url_and_the_same_command_resumes(played, tmp_path) -> None:
