@@ -15,6 +15,7 @@ import torch
 from localeval.engine.transformers.flat import ATTENTION, flat_step, register_attention
 from localeval.engine.transformers.invariant import (
     BLOCK_ROWS,
+    TILE_KEYS,
     attend,
     block_linear_layers,
     blocked_linear,
@@ -72,7 +73,7 @@ def _attention(queries: torch.Tensor, keys: torch.Tensor, values: torch.Tensor, 
 def test_a_querys_attention_bits_do_not_depend_on_its_company(threads: int) -> None:
     gen = torch.Generator().manual_seed(1)
     heads, kv_heads, dim, rows, columns = 9, 3, 64, 5, 1100
-    keys, values = (torch.randn(rows, kv_heads, columns + 128, dim, generator=gen).bfloat16().float()
+    keys, values = (torch.randn(rows, kv_heads, columns + TILE_KEYS, dim, generator=gen).bfloat16().float()
                     for _ in range(2))
     queries = torch.randn(rows, heads, columns, dim, generator=gen).bfloat16().float()
 
@@ -122,7 +123,7 @@ class _Slots:
 
         self.loaded = loaded
         rooms = torch.float32 if loaded.dtype == "bfloat16" else None
-        self.kv = SlotKV(loaded.model.config.num_hidden_layers, slots, 1000, rooms)
+        self.kv = SlotKV(loaded.model.config.num_hidden_layers, slots, 1200, rooms)
         self.cache = DynamicCache(config=loaded.model.config)
         self.cache.layers = self.kv.layers
         self.lengths = [0] * slots
@@ -178,3 +179,26 @@ def test_a_rows_logits_are_the_same_bits_in_every_layout_of_the_decode_loop(dtyp
     cached.lengths[0] = 130
     assert torch.equal(cached.step({0: prompt[130:]})[0], reference[130:])
     assert torch.equal(cached.step({0: [17, 18, 19]})[0], decoded)
+
+
+@pytest.mark.model
+@pytest.mark.parametrize("dtype", [None, "float32"], ids=["cpu-default", "float32"])
+def test_the_bundled_judges_logits_are_the_same_bits_in_every_layout(dtype: str | None, models_folder) -> None:
+    """On the real weights (the CPU default dtype, then float32) a prompt's logits and a decoding step's do
+    not change beside other rows, nor when the prompt is split across steps (the kernels before
+    ``invariant.py`` failed the last two)."""
+    from localeval.engine.transformers import TransformersEngine
+    from localeval.model_folders import DEFAULT_JUDGE
+
+    loaded = TransformersEngine(models_folder / DEFAULT_JUDGE, threads=1, dtype=dtype).loaded
+    gen = torch.Generator().manual_seed(0)
+    prompt = torch.randint(100, 40000, (400,), generator=gen).tolist()
+    others = [torch.randint(100, 40000, (n,), generator=gen).tolist() for n in (300, 600, 50)]
+    alone = _Slots(loaded, 4)
+    reference = alone.step({0: prompt})[0]
+    decoded = alone.step({0: [17, 18, 19]})[0]
+    crowded = _Slots(loaded, 4)
+    assert torch.equal(crowded.step({0: others[0], 1: others[1], 2: prompt, 3: others[2]})[2], reference)
+    assert torch.equal(crowded.step({0: [5], 1: [6], 2: [17, 18, 19], 3: [6, 7]})[2], decoded)
+    split = _Slots(loaded, 1)
+    assert torch.equal(torch.cat([split.step({0: prompt[:171]})[0], split.step({0: prompt[171:]})[0]]), reference)

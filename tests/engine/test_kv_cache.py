@@ -31,12 +31,11 @@ def _reference(query: torch.Tensor, keys: torch.Tensor, values: torch.Tensor, pa
     return out[0].transpose(0, 1)  # (n, heads, dim)
 
 
-@pytest.mark.parametrize(("dtype", "decoding"), [(torch.float32, 9), (torch.bfloat16, 9), (torch.float32, 2)])
-def test_a_flat_step_gives_each_token_the_attention_of_its_own_row_alone(dtype: torch.dtype, decoding: int,
+@pytest.mark.parametrize(("dtype", "chunk"), [(torch.float32, 128), (torch.bfloat16, 128), (torch.float32, 2)])
+def test_a_flat_step_gives_each_token_the_attention_of_its_own_row_alone(dtype: torch.dtype, chunk: int,
                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
-    """Rows of a few tokens are attended together; longer ones go in blocks of queries (both ways)."""
-    monkeypatch.setattr(flat, "DECODE_TOKENS", decoding)
-    monkeypatch.setattr(flat, "QUERY_CHUNK", 2)
+    """Each row's tokens in one block of queries, or in blocks of two."""
+    monkeypatch.setattr(flat, "QUERY_CHUNK", chunk)
     gen = torch.Generator().manual_seed(0)
     kv = SlotKV(1, 4, room=16, dtype=torch.float32 if dtype == torch.bfloat16 else None)
     past = {0: 5, 2: 3, 3: 7}  # slot 1 is empty: a row just admitted, its whole prompt in this step

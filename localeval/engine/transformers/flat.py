@@ -10,13 +10,14 @@ row blocks of ``invariant.py``), and only attention needs to know which row a to
   each row left-aligned in its slot (its ``length`` columns filled). A step writes token ``t`` at
   column ``column[t]`` of slot ``slot[t]``. A row whose draft tokens were refused keeps only the columns
   it accepted: its length is set back and the rest is overwritten by its next step. Rooms start zeroed
-  and are a whole number of key tiles wide, so every column attention reads holds a finite number.
+  and are a whole number of key blocks wide, so every column attention reads holds a finite number.
 * :func:`flat_attention`, registered with transformers as an attention function, computes each token's
-  attention over its own row's columns only, with the batch-invariant kernel of ``invariant.py``: the
-  decoding rows of a step (their last token and drafts) in one call over the slots they span, each
-  prompt tail in blocks of queries. A shared prefix computed outside the slots (``kv_cache.PrefixCache``)
-  goes through the same kernel, so a prefix's states are the same bits whether computed for a row,
-  copied from a sibling's slot or served from the prefix cache.
+  attention over its own row's columns only, with the batch-invariant kernel of ``invariant.py``, row by
+  row (a decoding row's last token and drafts in one call, a prompt tail in blocks of queries): a call
+  reads only its row's columns, so rows of very different lengths waste nothing on each other. A shared
+  prefix computed outside the slots (``kv_cache.PrefixCache``) goes through the same kernel, so a
+  prefix's states are the same bits whether computed for a row, copied from a sibling's slot or served
+  from the prefix cache.
 
 Which tokens belong where travels as a :class:`FlatStep` passed to the model's forward, which hands it
 to the attention function; the cache layers read it from the ``SlotKV`` that owns them. Models
@@ -32,7 +33,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from localeval.engine.transformers.drafts import MAX_DRAFT
 from localeval.engine.transformers.invariant import (
     TILE_KEYS,
     attend,
@@ -47,9 +47,6 @@ if TYPE_CHECKING:
 
 ATTENTION = "localeval_flat"  # the registered name
 QUERY_CHUNK = 128  # a prompt tail's queries are taken this many at a time (bounds the score matrix)
-# a segment of at most this many tokens (a last token and its drafts) joins the step's decoding call; a
-# longer one is a prompt tail, attended on its own
-DECODE_TOKENS = MAX_DRAFT + 1
 
 
 @dataclass
@@ -58,7 +55,8 @@ class FlatStep:
 
     ``segments`` holds (slot, start, count, length) per row: ``count`` tokens from flat index ``start``,
     written after the ``length`` columns the slot held; ``width`` is the columns any token reads.
-    ``plans`` keeps what attention lays out once per step and every layer reuses.
+    ``plans`` keeps what attention lays out once per step and every layer reuses (which columns each
+    block of queries sees).
     """
 
     slot: torch.Tensor
@@ -66,7 +64,7 @@ class FlatStep:
     segments: list[tuple[int, int, int, int]]
     width: int
     tokens: int
-    plans: dict[str, Any] = field(default_factory=dict)
+    plans: dict[tuple[int, int], Any] = field(default_factory=dict)
 
 
 def flat_step(chunks: Mapping[int, Sequence[int]], lengths: Sequence[int],
@@ -95,47 +93,10 @@ def flat_step(chunks: Mapping[int, Sequence[int]], lengths: Sequence[int],
     return step, ids, column
 
 
-@dataclass
-class _Decoding:
-    """A step's decoding rows attended together: slots ``low`` .. ``high - 1`` (the others in that span
-    are dummies), each with up to ``tokens`` queries; flat token ``source[i]`` is query ``target[i]``
-    of the (slots x tokens) layout."""
-
-    low: int
-    high: int
-    tokens: int
-    source: torch.Tensor
-    target: torch.Tensor
-    visible: torch.Tensor
-
-
-def _decoding(step: FlatStep, group: int, device: Any) -> _Decoding | None:
-    """The layout of ``step``'s decoding rows, built once per step."""
-    import torch
-
-    if "decoding" not in step.plans:
-        rows = [segment for segment in step.segments if segment[2] <= DECODE_TOKENS]
-        plan = None
-        if rows:
-            low, high = min(r[0] for r in rows), max(r[0] for r in rows) + 1
-            tokens = max(r[2] for r in rows)
-            past = [0] * (high - low)
-            source: list[int] = []
-            target: list[int] = []
-            for slot, start, count, length in rows:
-                past[slot - low] = length
-                source += range(start, start + count)
-                target += range((slot - low) * tokens, (slot - low) * tokens + count)
-            plan = _Decoding(low, high, tokens, torch.tensor(source, device=device),
-                             torch.tensor(target, device=device), visibility(past, tokens, group, device))
-        step.plans["decoding"] = plan
-    found: _Decoding | None = step.plans["decoding"]
-    return found
-
-
-def _tail_visibility(step: FlatStep, length: int, count: int, group: int, device: Any) -> torch.Tensor:
-    """Which columns a prompt tail's block of ``count`` queries after ``length`` columns sees (per step)."""
-    key = f"tail:{length}:{count}"
+def _visible(step: FlatStep, length: int, count: int, group: int, device: Any) -> torch.Tensor:
+    """Which columns a block of ``count`` queries after ``length`` columns sees, built once per step (every
+    layer asks again)."""
+    key = (length, count)
     if key not in step.plans:
         step.plans[key] = visibility([length], count, group, device)
     found: torch.Tensor = step.plans[key]
@@ -163,24 +124,11 @@ def flat_attention(module: Any, query: Any, key: Any, value: Any, attention_mask
                                             scaling=scaling, **kwargs)
             return out.to(query.dtype), None
         return _one_row(query, key, value, scale).to(query.dtype), None
-    flat = query[0].transpose(0, 1)  # (T, heads, dim)
-    out = flat.new_empty((tokens, heads, dim), dtype=_float32())
-    plan = _decoding(flat_step, group, query.device)
-    if plan is not None:
-        rows = plan.high - plan.low
-        gathered = flat.new_zeros((rows * plan.tokens, heads, dim), dtype=_float32())
-        gathered[plan.target] = flat[plan.source].float()
-        queries = gathered.view(rows, plan.tokens, heads, dim).transpose(1, 2)
-        mixed = attend(pack_queries(queries, kv_heads), key[plan.low : plan.high], value[plan.low : plan.high],
-                       plan.visible, scale)
-        mixed = unpack_queries(mixed, heads, plan.tokens).transpose(1, 2).reshape(rows * plan.tokens, heads, dim)
-        out[plan.source] = mixed[plan.target]
+    out = query.new_empty((tokens, heads, dim), dtype=_float32())
     for slot, start, count, length in flat_step.segments:
-        if count <= DECODE_TOKENS:
-            continue
         for lo in range(0, count, QUERY_CHUNK):
             hi = min(count, lo + QUERY_CHUNK)
-            visible = _tail_visibility(flat_step, length + lo, hi - lo, group, query.device)
+            visible = _visible(flat_step, length + lo, hi - lo, group, query.device)
             mixed = attend(pack_queries(query[:, :, start + lo : start + hi], kv_heads), key[slot : slot + 1],
                            value[slot : slot + 1], visible, scale)
             out[start + lo : start + hi] = unpack_queries(mixed, heads, hi - lo)[0].transpose(0, 1)

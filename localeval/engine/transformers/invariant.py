@@ -8,19 +8,22 @@ path; a longer reduction is split otherwise), so the same row in another batch c
 apart, and a greedy judge then picks another token now and then. Every reduction of the flat step is
 therefore computed in a shape that a row's own data decide:
 
-* **Linear layers** (:class:`BlockedLinear`): a step's token positions go through in blocks of
-  :data:`BLOCK_ROWS` rows; float32 blocks are padded to exactly that many rows (its kernels treat a few
-  trailing rows differently), bfloat16 blocks are not (its kernels give a row the same bits in any block
-  of up to that many rows).
-* **Attention** (:func:`attend`, float32): a key/value head's query heads are packed and padded with zero
-  queries to a multiple of :data:`TILE_QUERIES`; the scores are one product over the row's columns; the
-  softmax runs over a width rounded up to :data:`TILE_KEYS` with the columns past a query's reach masked
-  (their weight is exactly 0); the weighted values are one product of fixed shape per key tile, added tile
-  by tile in column order. A column a query cannot see therefore adds exactly nothing, and no reduction's
-  length or order depends on the other rows.
+* **Linear layers** (:class:`BlockedLinear`): in float32 a product's rows (a step's token positions) are
+  padded with zeros to a multiple of :data:`PAD_ROWS` (its kernels compute the last rows of a count that
+  is not, or a count split unevenly between threads, another way); in bfloat16 they go through in blocks
+  of :data:`BLOCK_ROWS` rows (its kernels give a row the same bits in any block of up to that many).
+* **Attention** (:func:`attend`, float32, PyTorch's fused attention kernel): a key/value head's query
+  heads are packed and padded with zero queries to a multiple of :data:`TILE_QUERIES` (so every block of
+  queries the kernel multiplies is a multiple of that many rows), and a row's width is rounded up to a
+  multiple of :data:`TILE_KEYS`, the kernel's key block, with the columns past a query's reach masked: the
+  kernel then reduces whole key blocks of one fixed size in column order, and a masked column or a wholly
+  masked block adds exactly nothing (its weight is 0, the running maximum does not move). No reduction's
+  length or order depends on the other rows, on how many queries share the call, or on the thread count
+  (the kernel splits its work between threads by blocks, each product runs on one).
 
 ``tests/engine/test_invariant.py`` checks these properties bit for bit, and the engine checks them again on
-the machine it loads on (:func:`kernels_invariant`) before it says its answers are batch-invariant.
+the machine it loads on (:func:`check_kernels`) before it says its answers are batch-invariant: the
+kernels' code paths depend on the CPU, the library build and PyTorch's version.
 """
 
 from __future__ import annotations
@@ -32,9 +35,10 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import torch
 
-BLOCK_ROWS = 32  # token positions per linear-layer product
-TILE_QUERIES = 8  # packed queries per key/value head come in multiples of this
-TILE_KEYS = 128  # key columns per weighted-value product; a row's width is rounded up to a multiple
+BLOCK_ROWS = 32  # bfloat16: token positions per linear-layer product
+PAD_ROWS = 8  # float32: a linear-layer product's rows come in multiples of this
+TILE_QUERIES = 4  # packed queries per key/value head come in multiples of this
+TILE_KEYS = 512  # the attention kernel's key block (PyTorch's CPU kernel); a row's width is a multiple
 
 
 def round_up(n: int, multiple: int) -> int:
@@ -53,7 +57,7 @@ def visibility(past: Sequence[int], tokens: int, group: int, device: Any = None)
     to one of :data:`TILE_KEYS` (past the longest row's last token).
 
     >>> visibility([2], 2, 1).shape, visibility([2], 2, 1)[0, :3, :5].int().tolist()
-    (torch.Size([1, 8, 128]), [[1, 1, 1, 0, 0], [1, 1, 1, 1, 0], [1, 1, 1, 0, 0]])
+    (torch.Size([1, 4, 128]), [[1, 1, 1, 0, 0], [1, 1, 1, 1, 0], [1, 1, 1, 0, 0]])
     """
     import torch
 
@@ -84,46 +88,32 @@ def attend(queries: torch.Tensor, keys: torch.Tensor, values: torch.Tensor, visi
            scale: float) -> torch.Tensor:
     """Attention of packed queries (rows, kv_heads, n, dim; float32, ``n`` a multiple of
     :data:`TILE_QUERIES`) over their rows' keys and values (rows, kv_heads, >= width, dim), where
-    ``visible`` (rows, n, width) says which columns each query sees. Every column below ``width`` must
-    hold finite numbers (a masked one gets weight 0, and 0 times a NaN is NaN). Returns (rows, kv_heads,
-    n, dim) float32."""
-    import torch
+    ``visible`` (rows, n, width) says which columns each query sees (``width`` a multiple of
+    :data:`TILE_KEYS`). Every column below ``width`` must hold finite numbers (a masked one gets weight 0,
+    and 0 times a NaN is NaN). Returns (rows, kv_heads, n, dim) float32."""
+    from torch.nn.functional import scaled_dot_product_attention
 
-    rows, kv_heads, n, dim = queries.shape
     width = visible.shape[-1]
-    tiles = width // TILE_KEYS
-    keys, values = keys[:, :, :width].float(), values[:, :, :width].float()
-    scores = torch.matmul(queries, keys.transpose(-1, -2)).mul_(scale)
-    scores.masked_fill_(~visible[:, None], float("-inf"))
-    weights = torch.softmax(scores, dim=-1)
-    # one product of fixed shape per key tile: (n x TILE_KEYS) by (TILE_KEYS x dim), added in column order
-    tiled = torch.matmul(weights.view(rows, kv_heads, n, tiles, TILE_KEYS).transpose(2, 3),
-                         values.reshape(rows, kv_heads, tiles, TILE_KEYS, dim))
-    out = tiled[:, :, 0]
-    for tile in range(1, tiles):
-        out = out + tiled[:, :, tile]
-    return out
+    return scaled_dot_product_attention(queries, keys[:, :, :width].float(), values[:, :, :width].float(),
+                                        attn_mask=visible[:, None], scale=scale)
 
 
 def blocked_linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
-    """``x @ weight.T + bias`` with the rows (every dimension but the last) in blocks of :data:`BLOCK_ROWS`;
-    float32 blocks padded to exactly that many rows."""
+    """``x @ weight.T + bias`` with the rows (every dimension but the last) padded with zeros to a multiple of
+    :data:`PAD_ROWS` in float32, in blocks of :data:`BLOCK_ROWS` in other dtypes."""
     import torch
     from torch.nn.functional import linear, pad
 
     rows = x.reshape(-1, x.shape[-1])
     count = rows.shape[0]
-    padded = x.dtype == torch.float32
-    if count <= BLOCK_ROWS and not (padded and count < BLOCK_ROWS):
+    if x.dtype == torch.float32:
+        extra = round_up(count, PAD_ROWS) - count
+        if not extra:
+            return linear(x, weight, bias)
+        return linear(pad(rows, (0, 0, 0, extra)), weight, bias)[:count].reshape(*x.shape[:-1], weight.shape[0])
+    if count <= BLOCK_ROWS:
         return linear(x, weight, bias)
-    blocks = []
-    for start in range(0, count, BLOCK_ROWS):
-        block = rows[start : start + BLOCK_ROWS]
-        short = BLOCK_ROWS - block.shape[0]
-        if padded and short:
-            blocks.append(linear(pad(block, (0, 0, 0, short)), weight, bias)[: block.shape[0]])
-        else:
-            blocks.append(linear(block, weight, bias))
+    blocks = [linear(rows[start : start + BLOCK_ROWS], weight, bias) for start in range(0, count, BLOCK_ROWS)]
     return torch.cat(blocks).reshape(*x.shape[:-1], weight.shape[0])
 
 
@@ -155,17 +145,17 @@ def block_linear_layers(model: Any) -> int:
 
 def check_kernels(weight: torch.Tensor, seed: int = 0) -> str | None:
     """Check on this machine, with one of the model's own weight matrices, that :func:`blocked_linear` gives
-    a row the same bits in every block size from 1 to :data:`BLOCK_ROWS` and past it, and that
+    a row the same bits in a product of any number of rows from 1 to :data:`BLOCK_ROWS` + 1 and past it, and that
     :func:`attend` gives a query the same bits alone, beside others and over a wider row; None when both
     hold, else what failed. (The kernels' code paths depend on the CPU and the library build.)"""
     import torch
 
     gen = torch.Generator().manual_seed(seed)
-    rows = torch.randn(BLOCK_ROWS + 9, weight.shape[1], generator=gen).to(weight.dtype)
+    rows = torch.randn(3 * BLOCK_ROWS + 5, weight.shape[1], generator=gen).to(weight.dtype)
     alone = torch.cat([blocked_linear(rows[i : i + 1], weight, None) for i in range(rows.shape[0])])
-    for count in (*range(2, BLOCK_ROWS + 1), rows.shape[0]):
-        if not torch.equal(blocked_linear(rows[:count], weight, None), alone[:count]):
-            return f"linear layers give a row other bits in a block of {count} rows"
+    for start, count in [(0, n) for n in range(2, BLOCK_ROWS + 2)] + [(0, rows.shape[0]), (5, 70), (3, 13)]:
+        if not torch.equal(blocked_linear(rows[start : start + count], weight, None), alone[start : start + count]):
+            return f"linear layers give a row other bits in a product of {count} rows"
     kv_heads, group, dim, columns = 2, 3, 64, 300
     keys, values = (torch.randn(1, kv_heads, 2 * TILE_KEYS + columns, dim, generator=gen) for _ in range(2))
     queries = torch.randn(1, kv_heads * group, columns, dim, generator=gen)

@@ -47,7 +47,7 @@ class SlotKV:
     ``slots`` rows of ``room`` columns each (grown, with a copy, when a row needs more). Rooms are
     allocated on the first write, in ``dtype`` (float32 for a bfloat16 model) or the states' own, from
     ``pool`` when given (memory kept between loops), else fresh and zeroed; ``room`` is rounded up to a
-    whole number of key tiles (attention reads rows that wide).
+    whole number of key blocks (attention reads rows that wide).
     """
 
     def __init__(self, layers: int, slots: int, room: int, dtype: Any = None, pool: RoomPool | None = None) -> None:
