@@ -57,7 +57,7 @@ def visibility(past: Sequence[int], tokens: int, group: int, device: Any = None)
     to one of :data:`TILE_KEYS` (past the longest row's last token).
 
     >>> visibility([2], 2, 1).shape, visibility([2], 2, 1)[0, :3, :5].int().tolist()
-    (torch.Size([1, 4, 128]), [[1, 1, 1, 0, 0], [1, 1, 1, 1, 0], [1, 1, 1, 0, 0]])
+    (torch.Size([1, 4, 512]), [[1, 1, 1, 0, 0], [1, 1, 1, 1, 0], [1, 1, 1, 0, 0]])
     """
     import torch
 
