@@ -117,6 +117,10 @@ def _rule(label: str, data: dict[str, Any]) -> Any:
         return {"classifications": [{"statement": s, "reason": "word overlap",
                                      "attributed": _supported(s, data["context"])}
                                     for s in _sentences(data["answer"])]}
+    if label == "context_relevance":
+        return {"reason": "word overlap", "verdict": _supported(data["question"], data["excerpt"])}
+    if label == "entities":
+        return {"entities": sorted({w for w in data["text"].split() if w[:1].isupper() or w[:1].isdigit()})}
     if label == "question":
         evasive = int(any(p in data["response"].lower() for p in ("don't know", "not sure", "cannot")))
         question = "What is " + " ".join(sorted(_words(data["response"]))[:6]) + "?"
