@@ -34,10 +34,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from localeval.engine.transformers.invariant import (
-    TILE_KEYS,
     attend,
+    key_width,
     pack_queries,
-    round_up,
     unpack_queries,
     visibility,
 )
@@ -141,7 +140,7 @@ def _one_row(query: Any, key: Any, value: Any, scale: float) -> Any:
 
     _, heads, tokens, dim = query.shape
     columns = key.shape[2]
-    extra = round_up(columns, TILE_KEYS) - columns
+    extra = key_width(columns) - columns
     keys, values = pad(key.float(), (0, 0, 0, extra)), pad(value.float(), (0, 0, 0, extra))
     out = query.new_empty((tokens, heads, dim), dtype=_float32())
     for lo in range(0, tokens, QUERY_CHUNK):

@@ -8,18 +8,20 @@ path; a longer reduction is split otherwise), so the same row in another batch c
 apart, and a greedy judge then picks another token now and then. Every reduction of the flat step is
 therefore computed in a shape that a row's own data decide:
 
-* **Linear layers** (:class:`BlockedLinear`): in float32 a product's rows (a step's token positions) are
-  padded with zeros to a multiple of :data:`PAD_ROWS` (its kernels compute the last rows of a count that
-  is not, or a count split unevenly between threads, another way); in bfloat16 they go through in blocks
-  of :data:`BLOCK_ROWS` rows (its kernels give a row the same bits in any block of up to that many).
+* **Linear layers** (:class:`BlockedLinear`): in float32 a product of fewer than :data:`FEW_ROWS` rows (a
+  step's token positions) is padded with zeros to a multiple of :data:`PAD_ROWS` (its kernels compute one to
+  three rows another way, and a few rows split unevenly between threads); in bfloat16 rows go through in
+  blocks of :data:`BLOCK_ROWS` (its kernels give a row the same bits in any block of up to that many).
 * **Attention** (:func:`attend`, float32, PyTorch's fused attention kernel): a key/value head's query
   heads are packed and padded with zero queries to a multiple of :data:`TILE_QUERIES` (so every block of
-  queries the kernel multiplies is a multiple of that many rows), and a row's width is rounded up to a
-  multiple of :data:`TILE_KEYS`, the kernel's key block, with the columns past a query's reach masked: the
-  kernel then reduces whole key blocks of one fixed size in column order, and a masked column or a wholly
-  masked block adds exactly nothing (its weight is 0, the running maximum does not move). No reduction's
-  length or order depends on the other rows, on how many queries share the call, or on the thread count
-  (the kernel splits its work between threads by blocks, each product runs on one).
+  queries the kernel multiplies is a multiple of that many rows), and a row's width is rounded up by
+  :func:`key_width`, with the columns past a query's reach masked. The kernel reduces keys in blocks of
+  :data:`TILE_KEYS` columns in column order, and a masked column or a wholly masked block adds exactly
+  nothing (its weight is 0, the running maximum does not move); a last, partial block gives the same bits
+  at any width that is a multiple of :data:`KEY_STEP`, except that one of 208 to 368 columns takes another
+  path, so such a block is widened to :data:`KEY_TAIL`. No reduction's length or order depends on the
+  other rows, on how many queries share the call, or on the thread count (the kernel splits its work
+  between threads by blocks, each product runs on one).
 
 ``tests/engine/test_invariant.py`` checks these properties bit for bit, and the engine checks them again on
 the machine it loads on (:func:`check_kernels`) before it says its answers are batch-invariant: the
@@ -36,9 +38,12 @@ if TYPE_CHECKING:
     import torch
 
 BLOCK_ROWS = 32  # bfloat16: token positions per linear-layer product
-PAD_ROWS = 8  # float32: a linear-layer product's rows come in multiples of this
+FEW_ROWS = 13  # float32: a linear-layer product of fewer rows than this is padded ...
+PAD_ROWS = 4  # ... to a multiple of this many
 TILE_QUERIES = 4  # packed queries per key/value head come in multiples of this
-TILE_KEYS = 512  # the attention kernel's key block (PyTorch's CPU kernel); a row's width is a multiple
+TILE_KEYS = 512  # the attention kernel's key block (PyTorch's CPU kernel)
+KEY_STEP = 16  # a row's width is a multiple of this ...
+KEY_TAIL = 384  # ... and its last partial block, when over 192 columns, this wide
 
 
 def round_up(n: int, multiple: int) -> int:
@@ -50,19 +55,32 @@ def round_up(n: int, multiple: int) -> int:
     return -(-n // multiple) * multiple
 
 
+def key_width(end: int) -> int:
+    """The width attention reads for a row whose last query sits at column ``end - 1``: ``end`` rounded
+    up to a multiple of :data:`KEY_STEP`, a last partial key block of more than 192 columns widened to
+    :data:`KEY_TAIL`. Never past ``end`` rounded up to a whole key block.
+
+    >>> [key_width(e) for e in (1, 100, 193, 300, 384, 385, 600, 700, 730, 1100)]
+    [16, 112, 384, 384, 384, 400, 608, 704, 896, 1104]
+    """
+    width = round_up(end, KEY_STEP)
+    blocks, tail = divmod(width, TILE_KEYS)
+    return blocks * TILE_KEYS + KEY_TAIL if KEY_TAIL // 2 < tail < KEY_TAIL else width
+
+
 def visibility(past: Sequence[int], tokens: int, group: int, device: Any = None) -> torch.Tensor:
     """(rows, queries, width): which columns each packed query sees. Row ``r``'s query ``i`` is token
     ``i % tokens`` of head ``i // tokens`` of its key/value head's group, at column ``past[r] + i % tokens``;
     it sees columns 0 .. that column. Queries are padded to a multiple of :data:`TILE_QUERIES`, the width
-    to one of :data:`TILE_KEYS` (past the longest row's last token).
+    is :func:`key_width` past the longest row's last token.
 
     >>> visibility([2], 2, 1).shape, visibility([2], 2, 1)[0, :3, :5].int().tolist()
-    (torch.Size([1, 4, 512]), [[1, 1, 1, 0, 0], [1, 1, 1, 1, 0], [1, 1, 1, 0, 0]])
+    (torch.Size([1, 4, 16]), [[1, 1, 1, 0, 0], [1, 1, 1, 1, 0], [1, 1, 1, 0, 0]])
     """
     import torch
 
     queries = round_up(group * tokens, TILE_QUERIES)
-    width = round_up(max(past) + tokens, TILE_KEYS)
+    width = key_width(max(past) + tokens)
     reach = torch.tensor(list(past), device=device)[:, None] + (torch.arange(queries, device=device) % tokens)
     return torch.arange(width, device=device) <= reach[:, :, None]
 
@@ -88,9 +106,9 @@ def attend(queries: torch.Tensor, keys: torch.Tensor, values: torch.Tensor, visi
            scale: float) -> torch.Tensor:
     """Attention of packed queries (rows, kv_heads, n, dim; float32, ``n`` a multiple of
     :data:`TILE_QUERIES`) over their rows' keys and values (rows, kv_heads, >= width, dim), where
-    ``visible`` (rows, n, width) says which columns each query sees (``width`` a multiple of
-    :data:`TILE_KEYS`). Every column below ``width`` must hold finite numbers (a masked one gets weight 0,
-    and 0 times a NaN is NaN). Returns (rows, kv_heads, n, dim) float32."""
+    ``visible`` (rows, n, width) says which columns each query sees (``width`` from :func:`key_width`).
+    Every column below ``width`` must hold finite numbers (a masked one gets weight 0, and 0 times a NaN
+    is NaN). Returns (rows, kv_heads, n, dim) float32."""
     from torch.nn.functional import scaled_dot_product_attention
 
     width = visible.shape[-1]
@@ -99,15 +117,16 @@ def attend(queries: torch.Tensor, keys: torch.Tensor, values: torch.Tensor, visi
 
 
 def blocked_linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
-    """``x @ weight.T + bias`` with the rows (every dimension but the last) padded with zeros to a multiple of
-    :data:`PAD_ROWS` in float32, in blocks of :data:`BLOCK_ROWS` in other dtypes."""
+    """``x @ weight.T + bias`` with the rows (every dimension but the last), in float32, padded with zeros to
+    a multiple of :data:`PAD_ROWS` when fewer than :data:`FEW_ROWS`; in other dtypes in blocks of
+    :data:`BLOCK_ROWS`."""
     import torch
     from torch.nn.functional import linear, pad
 
     rows = x.reshape(-1, x.shape[-1])
     count = rows.shape[0]
     if x.dtype == torch.float32:
-        extra = round_up(count, PAD_ROWS) - count
+        extra = round_up(count, PAD_ROWS) - count if count < FEW_ROWS else 0
         if not extra:
             return linear(x, weight, bias)
         return linear(pad(rows, (0, 0, 0, extra)), weight, bias)[:count].reshape(*x.shape[:-1], weight.shape[0])
