@@ -20,6 +20,7 @@ from localeval.engine.transformers.invariant import (
     block_linear_layers,
     blocked_linear,
     check_kernels,
+    key_width,
     pack_queries,
     unpack_queries,
     visibility,
@@ -94,6 +95,22 @@ def test_a_querys_attention_bits_do_not_depend_on_its_company(threads: int) -> N
             assert torch.equal(block[:, t - lo], alone(2, t)), (lo, hi, t)
             checked += 1
     assert checked == 77
+
+
+def test_a_querys_bits_are_the_same_at_every_width_a_row_can_be_given(threads: int) -> None:
+    """A query that reaches ``reach`` columns, read over any width ``key_width`` gives a longer row (the
+    rest masked): the same bits. (A last key block of 208-368 columns would not: ``key_width`` avoids it.)"""
+    gen = torch.Generator().manual_seed(3)
+    keys, values = (torch.randn(1, 3, 1600, 64, generator=gen) for _ in range(2))
+    queries = torch.randn(1, 3, 4, 64, generator=gen)
+    widths = sorted({key_width(end) for end in range(1, 1537)})
+    checked = 0
+    for reach in [*range(1, 1537, 23), 192, 193, 208, 300, 383, 384, 385, 512, 513, 700, 1100]:
+        outs = [attend(queries, keys, values, (torch.arange(width) < reach).expand(1, 4, width), 0.125)
+                for width in widths if width >= reach]
+        assert all(torch.equal(out, outs[0]) for out in outs[1:]), reach
+        checked += len(outs)
+    assert checked > 2500
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
