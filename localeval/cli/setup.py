@@ -1,4 +1,5 @@
-"""The setup commands: ``models prepare`` (the bundled model folders) and ``metrics`` (what can be scored)."""
+"""The setup commands: ``models prepare`` (the bundled model folders), ``models check DIR`` (a folder copied by
+hand) and ``metrics`` (what can be scored)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from localeval.cli.shared import command
 
 
 def add_models_commands(app: typer.Typer) -> None:
-    """Add ``models prepare`` to the ``localeval`` app."""
+    """Add ``models prepare`` and ``models check`` to the ``localeval`` app."""
     models = typer.Typer(help="manage the local model folders", no_args_is_help=True)
     app.add_typer(models, name="models")
 
@@ -28,6 +29,17 @@ def add_models_commands(app: typer.Typer) -> None:
         for line in prepare(folder):
             print(line)
         return 0
+
+    @command(models, "check", help="read a model folder without loading it (config, tokenizer, chat template, "
+                                    "every weight file, dtype, size) and say what to fix; exit 1 on a problem")
+    def check(
+        folder: Annotated[str, typer.Argument(help="the model folder, e.g. one copied in by hand")],
+    ) -> int:
+        from localeval.model_folders.check import check_folder
+
+        found = check_folder(folder)
+        print("\n".join(found.lines()))
+        return 1 if found.problems else 0
 
 
 def add_metrics_command(app: typer.Typer) -> None:
