@@ -55,7 +55,9 @@ lint: setup
 typecheck: setup
 	$(BIN)/mypy localeval
 
+# ARCHITECTURE.md's arrows as import contracts (pyproject.toml, [tool.importlinter]).
 check: lint typecheck
+	$(BIN)/lint-imports
 
 clean:
 	rm -rf $(VENV) $(VLLM_VENV) runs .pytest_cache .mypy_cache .ruff_cache

@@ -17,13 +17,15 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from localeval.api import EvaluationResult, as_samples
 from localeval.config import RunConfig
-from localeval.data.sample import Sample
+from localeval.data import Sample, as_samples
 from localeval.data.stream import sample_chunks, scan_samples
-from localeval.metrics.registry import MetricSpec, base_name
+from localeval.metrics.definition import MetricSpec, needs
+from localeval.metrics.registry import base_name
 from localeval.progress import ChunkProgress
 from localeval.report.aggregate import MetricSummary
+from localeval.report.strata import stratified_summary
+from localeval.result import EvaluationResult
 from localeval.scheduler.chunked import ChunkScored, ChunkScorer, LocalChunks, chunk_record, merged, totals
 from localeval.silence import stderr_is_terminal
 from localeval.store.chunks import ChunkLog, ScoresOnDisk, iter_score_rows
@@ -85,9 +87,8 @@ def open_source(data: Any, specs: Sequence[MetricSpec], checked: bool, size: int
     if isinstance(data, str | Path):
         file = Path(data).expanduser()
         if file.exists() and (explicit or _bytes(file) > EAGER_BYTES):
-            needs = ({s.name: s.definition.required for s in specs}, {s.name: s.definition.nonempty for s in specs})
-            return Source(scan_samples(file, size, *(needs if checked else (None, None))), size, path=file)
-    rows = as_samples(data, list(specs) if checked else None)
+            return Source(scan_samples(file, size, *(needs(specs) if checked else (None, None))), size, path=file)
+    rows = as_samples(data, *needs(specs)) if checked else as_samples(data)
     return Source(len(rows), size, rows=rows)
 
 
@@ -197,7 +198,7 @@ def evaluate_chunks(
     output = totals(log.finished, names)
     output.outcomes = disk.outcomes
     info = {**info, "chunks": {"size": source.size, "count": len(log.finished)}}
-    result = ChunkedResult([], specs, output, info, folder=log.folder, count=disk.count, strata_data=disk.strata(),
+    result = ChunkedResult([], specs, output, info, folder=log.folder, count=disk.count, strata_data=_strata(disk),
                            soft_data=disk.soft)
     write_summary(log.folder, result.summary_dict())
     if report and disk.count <= REPORT_SAMPLES:
@@ -205,6 +206,14 @@ def evaluate_chunks(
 
         write_report(log.folder)
     return result
+
+
+def _strata(disk: ScoresOnDisk) -> dict[str, Any]:
+    """summary.json's strata, as ``stratified_summary`` gives them for every row of the run folder."""
+    strata = stratified_summary(disk.strata_rows)
+    if len(disk.strata_rows) < disk.count:  # rows left out are all answerable, with no relevancy metric
+        strata["answerable"]["n"] += disk.count - len(disk.strata_rows)
+    return strata
 
 
 def _scorer(engine: Any, emb: Any, store: JudgeCache, specs: list[MetricSpec], config: RunConfig,

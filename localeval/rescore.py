@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from localeval.api import EvaluationResult, evaluate_run, missing_field_skips
+from localeval.api import evaluate_run
+from localeval.bulk import open_source
 from localeval.config import JudgeOptions, RunConfig, build_config, model_object
 from localeval.data import load_samples
 from localeval.data.sample import Sample
@@ -20,7 +21,9 @@ from localeval.errors import LocalevalError
 from localeval.metrics.registry import MetricSpec, parse_metrics
 from localeval.prompts.base import Settings
 from localeval.report.plain import plain_table, plain_text
+from localeval.result import EvaluationResult
 from localeval.scheduler import total_usage
+from localeval.scheduler.chunked import missing_field_skips
 from localeval.store.cache import JudgeCache
 from localeval.store.run_folder import CACHE, SAMPLES, SCORES, RunLock, read_summary
 
@@ -168,8 +171,6 @@ def estimate_run(
 ) -> CostEstimate:
     """The cost of the run ``config`` describes: ``sample`` random samples (drawn by its seed) run uncached,
     projected to the data set's size or to ``total`` samples (a large file is read in chunks, never whole)."""
-    from localeval.bulk import open_source
-
     specs = parse_metrics(list(config.metrics) or None)
     size = config.chunk_samples(judge)
     source = open_source(data, specs, True, size, False)

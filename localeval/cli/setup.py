@@ -47,7 +47,7 @@ def add_metrics_command(app: typer.Typer) -> None:
 
     @command(app, "metrics", help="list the metrics, the fields they need and their options")
     def metrics() -> int:
-        from localeval.metrics.listing import print_metrics
+        from localeval.report.metric_list import print_metrics
 
         print_metrics()
         return 0

@@ -262,3 +262,17 @@ def open_hf_dataset(folder: Path) -> Any:
             return None
         loaded = loaded[splits[0]]
     return loaded
+
+
+def as_samples(
+    data: str | Path | Iterable[Sample | Mapping[str, Any]], required: Needs | None = None,
+    nonempty: Needs | None = None,
+) -> list[Sample]:
+    """Samples from a file or folder path, or from a list of samples or dicts.
+
+    ``required`` and ``nonempty`` (metric -> fields): a row lacking what a metric needs is reported in the same
+    DataError as the rows that cannot be read, in row order.
+    """
+    if isinstance(data, str | Path):
+        return load_samples(data, required, nonempty)
+    return samples_from_records(data, required=required, nonempty=nonempty)

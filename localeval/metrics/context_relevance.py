@@ -12,7 +12,7 @@ import re
 
 from localeval.data.sample import Sample
 from localeval.metrics.context_precision import precision_at_k_score
-from localeval.metrics.registry import MetricDef, MetricSpec
+from localeval.metrics.definition import MetricDef, MetricSpec
 from localeval.metrics.soft import note_soft
 from localeval.prompts.context_relevance import CONTEXT_RELEVANCE, RelevanceInput
 from localeval.steps import Ask, Steps

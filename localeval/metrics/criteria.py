@@ -9,7 +9,7 @@ criterion, so the report shows it without the file.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -17,8 +17,8 @@ from typing import Any
 from localeval.data.sample import LIST_FIELDS, Sample
 from localeval.errors import LocalevalError
 from localeval.metrics.criteria_file import Criterion, load_criteria
+from localeval.metrics.definition import MetricDef, MetricSpec
 from localeval.metrics.options import apply_options, did_you_mean
-from localeval.metrics.registry import ALIASES, METRICS, MetricDef, MetricSpec
 from localeval.metrics.soft import note_soft
 from localeval.prompts.base import Prompt
 from localeval.prompts.criteria import criterion_prompt
@@ -64,8 +64,8 @@ def criterion_definition(criterion: Criterion) -> MetricDef:
 CRITERION_VIEW = MetricDef(judge_criterion, (), summary="a user-defined criterion", trace="criterion")
 
 
-def _spec(path: Path, criterion: Criterion, parts: Sequence[str]) -> MetricSpec:
-    if criterion.name in METRICS or criterion.name in ALIASES:
+def _spec(path: Path, criterion: Criterion, parts: Sequence[str], reserved: Collection[str]) -> MetricSpec:
+    if criterion.name in reserved:
         raise LocalevalError(f"{path}, criterion {criterion.name!r}: the name is a built-in metric's; "
                              "rename the criterion (its name is its column)")
     definition = criterion_definition(criterion)
@@ -76,8 +76,11 @@ def _spec(path: Path, criterion: Criterion, parts: Sequence[str]) -> MetricSpec:
     return MetricSpec(name, base, definition, options)
 
 
-def criteria_specs(parts: Sequence[str]) -> list[MetricSpec]:
-    """``FILE``, ``FILE:NAME`` or ``FILE:NAME:strictness=3`` -> one spec per criterion chosen."""
+def criteria_specs(parts: Sequence[str], reserved: Collection[str] = ()) -> list[MetricSpec]:
+    """``FILE``, ``FILE:NAME`` or ``FILE:NAME:strictness=3`` -> one spec per criterion chosen.
+
+    ``reserved``: the built-in metrics' names, which no criterion may take (a criterion's name is its column).
+    """
     path = Path(parts[0]).resolve()
     criteria = load_criteria(path)
     rest = list(parts[1:])
@@ -88,7 +91,7 @@ def criteria_specs(parts: Sequence[str]) -> list[MetricSpec]:
             raise LocalevalError(f"{path}: no criterion {wanted!r}{did_you_mean(wanted, list(by_name))} "
                                  f"(it defines: {', '.join(by_name)})")
         criteria = [by_name[wanted]]
-    return [_spec(path, c, rest) for c in criteria]
+    return [_spec(path, c, rest, reserved) for c in criteria]
 
 
 def criterion_view(trace: dict[str, Any]) -> MetricDef | None:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from localeval.errors import LocalevalError
 
 if TYPE_CHECKING:
-    from localeval.metrics.registry import MetricDef
+    from localeval.metrics.definition import MetricDef
 
 
 def did_you_mean(given: str, valid: Sequence[str]) -> str:

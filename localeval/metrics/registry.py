@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from collections.abc import Sequence
+from typing import Any
 
 from localeval.errors import LocalevalError
 from localeval.metrics.answer_correctness import answer_correctness, semantic_similarity
 from localeval.metrics.answer_relevancy import answer_relevancy
 from localeval.metrics.context_precision import context_precision, context_utilization, precision_at_k
 from localeval.metrics.context_recall import context_recall
+from localeval.metrics.criteria import criteria_specs
+from localeval.metrics.definition import MetricDef, MetricSpec, Role, TraceKind  # noqa: F401 (re-exported)
 from localeval.metrics.entity_recall import context_entity_recall
 from localeval.metrics.factual_correctness import factual_correctness
 from localeval.metrics.faithfulness import faithfulness
@@ -18,36 +19,6 @@ from localeval.metrics.noise_sensitivity import noise_sensitivity
 from localeval.metrics.options import apply_options, did_you_mean, option_words  # noqa: F401 (re-exported)
 from localeval.metrics.ratings import answer_accuracy, ragas_context_relevance, response_groundedness
 from localeval.metrics.retrieval import hit_rate, id_context_precision, id_context_recall, mrr, ndcg
-from localeval.steps import Steps
-
-TraceKind = Literal["statements", "chunks", "questions", "claims", "noise", "ids", "criterion"]
-Role = Literal["retrieval", "generation"]
-
-
-@dataclass(frozen=True)
-class MetricDef:
-    """A metric as the registry knows it: how it runs, and what the reports read about it.
-
-    ``trace``: the shape of its verdict trace (the trace view and the sample view show it by that);
-    ``trace_words``: for a statements trace, the table's title and the words for a yes and a no;
-    ``verdicts_key``: the trace's list of per-item verdicts (agreement with verdict-level labels);
-    ``role``: what the diagnosis reads it as (None: left out of the diagnosis).
-    """
-
-    steps: Callable[..., Steps]
-    required: tuple[str, ...]  # sample fields that must be present
-    nonempty: tuple[str, ...] = ()  # list fields that must not be empty
-    options: dict[str, Any] = field(default_factory=dict)  # name -> default
-    choices: dict[str, tuple[Any, ...]] = field(default_factory=dict)
-    judge: bool = True
-    embedder: bool = False
-    summary: str = ""
-    trace: TraceKind | None = None
-    trace_words: tuple[str, str, str] = ("", "", "")
-    verdicts_key: str = "verdicts"
-    higher_is_better: bool = True
-    role: Role | None = None
-
 
 Q, CTX, RESP, REF = "user_input", "retrieved_contexts", "response", "reference"
 IDS = ("retrieved_context_ids", "reference_context_ids")
@@ -132,25 +103,6 @@ DEFAULT_METRICS = (
 )
 
 
-@dataclass(frozen=True)
-class MetricSpec:
-    """A metric chosen for a run: its definition and the option values in force."""
-
-    name: str  # the column name: the metric's name, plus any option that differs from its default
-    base: str
-    definition: MetricDef
-    options: dict[str, Any]
-
-    def canonical(self) -> str:
-        """A string ``parse_metric`` turns back into this spec (options that differ from defaults)."""
-        changed = [f"{k}={v}" for k, v in self.options.items() if v != self.definition.options[k]]
-        return ":".join([self.base, *changed])
-
-    def steps(self, sample: Any, trace: dict) -> Steps:
-        """Start this metric's generator for one sample."""
-        return self.definition.steps(sample, trace, **self.options)
-
-
 def _unknown_metric(base: str) -> LocalevalError:
     if "(" in base and base.endswith(")"):  # a run's column name, e.g. factual_correctness(mode=precision)
         name, _, inside = base[:-1].partition("(")
@@ -169,9 +121,7 @@ def parse_metric_items(text: str) -> list[MetricSpec]:
     """One spec, or one per criterion of a criteria file named without a criterion (``criteria.toml``)."""
     parts = [p.strip() for p in text.strip().split(":")]
     if parts[0].endswith(CRITERIA_SUFFIXES):
-        from localeval.metrics.criteria import criteria_specs
-
-        return criteria_specs(parts)
+        return criteria_specs(parts, reserved=[*METRICS, *ALIASES])
     return [parse_metric(text)]
 
 
@@ -179,9 +129,7 @@ def parse_metric(text: str) -> MetricSpec:
     """``"factual_correctness:mode=precision:beta=0.5"``, ``"ndcg:k=5"`` or ``"criteria.toml:polite"`` -> a spec."""
     base, *parts = [p.strip() for p in text.strip().split(":")]
     if base.endswith(CRITERIA_SUFFIXES):
-        from localeval.metrics.criteria import criteria_specs
-
-        specs = criteria_specs([base, *parts])
+        specs = criteria_specs([base, *parts], reserved=[*METRICS, *ALIASES])
         if len(specs) > 1:
             raise LocalevalError(f"{base} defines {len(specs)} criteria; name one, e.g. {base}:{specs[0].name}")
         return specs[0]

@@ -12,7 +12,8 @@ from collections.abc import Sequence
 from html import escape
 from typing import Any
 
-from localeval.metrics.registry import TraceKind, definition_of
+from localeval.metrics.definition import TraceKind
+from localeval.metrics.registry import definition_of
 
 FOLD = 200
 

@@ -11,7 +11,8 @@ from html import escape
 from typing import Any
 
 from localeval.metrics.criteria import criterion_view
-from localeval.metrics.registry import MetricDef, TraceKind, definition_of
+from localeval.metrics.definition import MetricDef, TraceKind
+from localeval.metrics.registry import definition_of
 
 Row = tuple[str, bool | None, str]  # text, verdict (None: unknown), reason
 

@@ -157,14 +157,5 @@ class ScoresOnDisk:
                                         for v in record["values"][name]]
         return disk
 
-    def strata(self) -> dict[str, Any]:
-        """summary.json's strata, as ``stratified_summary`` gives them for every row."""
-        from localeval.report.strata import stratified_summary
-
-        strata = stratified_summary(self.strata_rows)
-        if len(self.strata_rows) < self.count:  # rows left out are all answerable, with no relevancy metric
-            strata["answerable"]["n"] += self.count - len(self.strata_rows)
-        return strata
-
 
 __all__ = ["CHUNKS", "ChunkLog", "ScoresOnDisk", "iter_score_rows"]

@@ -13,8 +13,8 @@ from localeval.engine.scripted import ScriptedEngine
 from localeval.errors import LocalevalError
 from localeval.metrics import parse_metric, parse_metrics
 from localeval.metrics.criteria_file import load_criteria
-from localeval.metrics.listing import metric_rows
 from localeval.prompts.base import DEFAULT_SETTINGS, Settings
+from localeval.report.metric_list import metric_rows
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "criteria.toml"

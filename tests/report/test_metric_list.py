@@ -8,8 +8,8 @@ import re
 import pytest
 
 from localeval.cli import main
-from localeval.metrics.listing import CRITERIA_ROW, alias_rows, metric_rows, print_metrics
 from localeval.metrics.registry import ALIASES, METRICS
+from localeval.report.metric_list import CRITERIA_ROW, alias_rows, metric_rows, print_metrics
 
 ESCAPE = re.compile(r"\x1b\[[0-9;]*m")
 

@@ -6,7 +6,10 @@ import sys
 from typing import IO, TYPE_CHECKING
 
 from localeval.data.sample import LIST_FIELDS, OLD_NAMES
-from localeval.metrics.registry import ALIASES, DEFAULT_METRICS, METRICS, MetricDef, option_words
+from localeval.metrics.definition import MetricDef
+from localeval.metrics.options import option_words
+from localeval.metrics.registry import ALIASES, DEFAULT_METRICS, METRICS
+from localeval.report.plain import plain_text
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -80,8 +83,6 @@ def _tables() -> tuple[Table, Table]:
 def print_metrics(file: IO[str] | None = None) -> None:
     """Print the tables; where ``file`` is not a terminal, plain text: no escape codes, no trailing blanks."""
     from rich.console import Console
-
-    from localeval.report.plain import plain_text
 
     out = file or sys.stdout
     metrics, aliases = _tables()
