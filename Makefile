@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 VLLM_VENV := .venv-vllm
 VLLM_STAMP := $(VLLM_VENV)/.installed
 
-.PHONY: setup demo test test-fast test-vllm vllm-cpu check lint typecheck models bench clean
+.PHONY: setup demo test test-fast test-vllm vllm-cpu check lint typecheck models bench clean docs wheelhouse
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -57,7 +57,18 @@ typecheck: setup
 
 # ARCHITECTURE.md's arrows as import contracts (pyproject.toml, [tool.importlinter]).
 check: lint typecheck
+
+# The documentation site (mkdocs with the material theme): docs/metrics.md written from the metric definitions,
+# then every page built with warnings as errors (broken links and anchors included) into site/.
+docs: setup
+	$(BIN)/pip install -q -e '.[docs]'
+	$(BIN)/python docs/hooks/metrics_page.py
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict -q
+
+# One folder that installs localeval without network (docs/air-gapped.md): make wheelhouse DEST=DIR
+wheelhouse:
+	bash scripts/wheelhouse.sh $(or $(DEST),wheelhouse)
 	$(BIN)/lint-imports
 
 clean:
-	rm -rf $(VENV) $(VLLM_VENV) runs .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(VLLM_VENV) runs site .pytest_cache .mypy_cache .ruff_cache
