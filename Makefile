@@ -57,6 +57,7 @@ typecheck: setup
 
 # ARCHITECTURE.md's arrows as import contracts (pyproject.toml, [tool.importlinter]).
 check: lint typecheck
+	$(BIN)/lint-imports
 
 # The documentation site (mkdocs with the material theme): docs/metrics.md written from the metric definitions,
 # then every page built with warnings as errors (broken links and anchors included) into site/.
@@ -68,7 +69,6 @@ docs: setup
 # One folder that installs localeval without network (docs/air-gapped.md): make wheelhouse DEST=DIR
 wheelhouse:
 	bash scripts/wheelhouse.sh $(or $(DEST),wheelhouse)
-	$(BIN)/lint-imports
 
 clean:
 	rm -rf $(VENV) $(VLLM_VENV) runs site .pytest_cache .mypy_cache .ruff_cache
