@@ -60,3 +60,10 @@ def test_architecture_md_lists_the_contracts_layers() -> None:
     block = re.search(r"```text\n# layers, top to bottom\n(.*?)```", text, re.S)
     assert block is not None, "ARCHITECTURE.md lost its layer block"
     assert block.group(1).split("\n")[:-1] == layers
+
+
+def test_no_module_is_longer_than_one_sitting() -> None:
+    """A file does one thing and is short enough to read in one sitting (../shared/STYLE.md): 300 lines at most."""
+    long = {str(p.relative_to(ROOT)): n for p in (ROOT / "localeval").rglob("*.py")
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > 300}
+    assert not long, long

@@ -9,7 +9,8 @@ from localeval.data.sample import Sample
 from localeval.engine.scripted import ScriptedEngine
 from localeval.errors import LocalevalError
 from localeval.metrics.registry import parse_metric
-from localeval.prompts.base import Settings, majority
+from localeval.prompts.base import Settings
+from localeval.prompts.votes import majority
 from localeval.scheduler import Scheduler
 
 SAMPLE = Sample(id="s", user_input="Where is the tower?", response="It is in Paris. It is blue.",

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from localeval.prompts.base import Prompt, Settings, Verdict, verdict_schema, vote_field
+from localeval.prompts.base import Prompt, Settings, Verdict, verdict_schema
+from localeval.prompts.votes import vote_field
 
 REASON_CHARS = 200
 

@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, create_model
 
 from localeval.data.sample import LIST_FIELDS
-from localeval.prompts.base import Prompt, Settings, Verdict, verdict_schema, vote_field
+from localeval.prompts.base import Prompt, Settings, Verdict, verdict_schema
 from localeval.prompts.ratings import REASON_CHARS, Rating, rating_schema, vote_rating
+from localeval.prompts.votes import vote_field
 
 if TYPE_CHECKING:
     from localeval.metrics.criteria_file import Criterion

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from localeval.prompts.base import Prompt, Repeats, Settings, Verdict, array, obj, verdict_schema, vote_list
+from localeval.prompts.base import Prompt, Repeats, Settings, Verdict, array, obj, verdict_schema
+from localeval.prompts.votes import vote_list
 
 REASON_CHARS = 160
 

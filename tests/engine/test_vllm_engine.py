@@ -18,7 +18,7 @@ import localeval
 from localeval.embed import HashEmbedder
 from localeval.engine.base import Request
 from localeval.engine.scripted import ScriptedEngine, rule_script
-from localeval.engine.transformers.continuous import shared_length
+from localeval.engine.transformers.slots import shared_length
 from localeval.engine.vllm_engine import VLLMEngine
 from localeval.errors import LocalevalError
 

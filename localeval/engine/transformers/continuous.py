@@ -15,9 +15,9 @@ A row leaves the moment its JSON is complete or its budget is spent, and the nex
 slot at the next step, so steps run full until the queue is empty. Only the number of rows limits
 admission: nothing is padded, so a row costs the work of its own tokens whatever the others hold, and
 the key/value rooms are allocated for every slot at the longest ask's length whatever is admitted (a
-token budget of rows x longest row, as the padded batches of ``decode.py`` use, only kept slots idle:
-it held the 72 NLI asks of 10 ClapNQ samples to 4 rows at a time). Position ids count a row's own
-tokens, so each row sees exactly the context it would see alone.
+token budget of rows x longest row, as the padded batches of ``decode.py`` use, would keep slots idle).
+Position ids count a row's own tokens, so each row sees exactly the context it would see alone. The slots
+are ``slots.py``'s, a step's picks under the grammar ``stepper.py``'s.
 """
 
 from __future__ import annotations
@@ -28,179 +28,20 @@ from collections import deque
 from collections.abc import Callable, MutableMapping
 from typing import TYPE_CHECKING, Any
 
-from localeval.engine.grammar import BatchGrammar
 from localeval.engine.repeats import RepeatGuard
-from localeval.engine.soft import LeadTable, note_p1
-from localeval.engine.transformers.batching import SlotTable
-from localeval.engine.transformers.decode import Row, pick, start_grammar
+from localeval.engine.soft import LeadTable
+from localeval.engine.transformers.decode import Row, start_grammar
 from localeval.engine.transformers.drafts import MAX_DRAFT, PromptLookup, draft
 from localeval.engine.transformers.flat import flat_step
 from localeval.engine.transformers.kv_cache import PrefixCache
 from localeval.engine.transformers.loading import LoadedModel
-from localeval.engine.transformers.rooms import SlotKV
+from localeval.engine.transformers.slots import Slots
+from localeval.engine.transformers.stepper import Stepper
 
 if TYPE_CHECKING:
     import torch
 
-MIN_SHARED = 16  # prompt tokens a row must share with a row in a slot, beyond its prompt's own prefix, to copy them
 PREFILL_TOKENS = 4096  # prompt tokens admitted into one step, at the least one row
-
-
-class Stepper:
-    """One token for some rows: mask by grammar, pick, advance; report the rows that finish."""
-
-    def __init__(self, grammar: BatchGrammar, rows: list[Row], generators: dict[int, Any],
-                 report: Callable[[Row], None], profile: MutableMapping[str, float],
-                 leads: LeadTable | None = None, guard: RepeatGuard | None = None) -> None:
-        self.grammar, self.rows, self.generators = grammar, rows, generators
-        self.report, self.profile, self.leads, self.guard = report, profile, leads, guard
-        self.refused: dict[int, str] = {}  # per row, the last cut its schema did not allow
-
-    def step(self, logits: torch.Tensor, ks: list[int]) -> list[int]:
-        """Advance rows ``ks`` (logits row ``i`` is row ``ks[i]``); the rows that go on."""
-        clock = time.perf_counter()
-        self.grammar.apply(logits, ks)
-        if self.leads is not None:  # soft asks: p(1) at each binary decision
-            note_p1(self.leads, logits, self.grammar.bitmask[ks], [self.rows[k] for k in ks])
-        tokens = pick(logits, [self.rows[k] for k in ks], [self.generators.get(k) for k in ks])
-        going: list[int] = []
-        for k, token in zip(ks, tokens, strict=True):
-            if self.grammar.is_stop(token):
-                self._finish(k, "stop")
-                continue
-            self.grammar.accept(k, token)
-            self.rows[k].tokens.append(token)
-            if self.guard is not None and not self.rows[k].soft and self.guard.ends_item(token) and self._cut_repeat(k):
-                continue
-            going.append(k)
-        still: list[int] = []
-        for k, done in zip(going, self.grammar.fill(going), strict=True):
-            if done:
-                self._finish(k, "stop")
-            elif len(self.rows[k].tokens) >= self.rows[k].max_tokens:
-                self._finish(k, "length")
-            else:
-                still.append(k)
-        self.profile["grammar_seconds"] += time.perf_counter() - clock
-        return still
-
-    def verify(self, k: int, logits: torch.Tensor, drafted: list[int]) -> tuple[int, bool]:
-        """Row ``k`` has taken its pick after its last token; ``logits[j]`` follow its draft token
-        ``drafted[j]``. Keep going while its pick is the draft token the model saw next: (draft tokens
-        accepted, whether the row goes on)."""
-        accepted = 0
-        while accepted < len(drafted) and self.rows[k].tokens[-1] == drafted[accepted]:
-            going = self.step(logits[accepted : accepted + 1], [k])
-            accepted += 1
-            if not going:
-                return accepted, False
-        return accepted, True
-
-    def forced(self, k: int) -> str:
-        """The text row ``k``'s grammar allows alone from here ("" where the backend cannot tell)."""
-        return self.grammar.forced(k)
-
-    def _cut_repeat(self, k: int) -> bool:
-        """End row ``k`` before its first repeated list item, where its schema allows (the guard).
-
-        A cut the schema refused (a list of fixed length) is not tried again for the same row."""
-        assert self.guard is not None
-        cut = self.guard.cut(self.rows[k].tokens)
-        if cut is None or self.refused.get(k) == cut:
-            return False
-        shorter = self.guard.tokens_for(self.rows[k].tokens, cut)
-        if not self.grammar.complete_with(k, shorter):
-            self.refused[k] = cut
-            return False
-        self.rows[k].tokens = shorter
-        self.profile["repeats_cut"] += 1
-        self._finish(k, "stop")
-        return True
-
-    def _finish(self, k: int, reason: Any) -> None:
-        self.rows[k].finish = reason
-        self.report(self.rows[k])
-
-
-def shared_length(a: list[int], b: list[int]) -> int:
-    """How many leading tokens ``a`` and ``b`` have in common.
-
-    >>> shared_length([1, 2, 3, 4], [1, 2, 5])
-    2
-    """
-    n = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        n += 1
-    return n
-
-
-class Slots:
-    """Which row each decode slot holds, how many columns of its states are filled, and their rooms."""
-
-    def __init__(self, loaded: LoadedModel, layers: int, rows: list[Row], batch_size: int,
-                 prefixes: PrefixCache, share: bool = True) -> None:
-        import torch
-
-        self.rows, self.prefixes, self.share = rows, prefixes, share
-        self.table = SlotTable(batch_size)
-        room = max(len(r.ids) + r.plan for r in rows) + MAX_DRAFT + 1
-        dtype = torch.float32 if loaded.dtype == "bfloat16" else None  # its attention runs in float32 (flat.py)
-        self.kv = SlotKV(layers, min(batch_size, len(rows)), room, dtype, loaded.rooms)
-        self.lengths: list[int] = [0] * self.kv.slots  # per slot: columns of states filled
-        self.prefilled: set[int] = set()  # slots whose row's prompt is wholly in its columns
-
-    def place(self, k: int) -> int:
-        """Row ``k`` takes a free slot (its states come with :meth:`fill`)."""
-        slot = self.table.place(k)
-        self.lengths[slot] = 0
-        self.prefilled.discard(slot)
-        return slot
-
-    def fill(self, k: int, slot: int) -> int:
-        """Slot ``slot`` takes the states of the longest prefix row ``k`` shares with a prefilled row in a
-        slot, or else of its prompt's own prefix; the columns filled."""
-        row = self.rows[k]
-        source, length = -1, row.shared
-        for other in self.prefilled if self.share else ():
-            held = self.table.slots[other]
-            if held is not None:
-                n = min(shared_length(row.ids, self.rows[held].ids), len(row.ids) - 1)
-                if n >= max(length, row.shared + MIN_SHARED):
-                    source, length = other, n
-        self.kv.grow(len(row.ids) + row.plan + MAX_DRAFT + 1)
-        if source >= 0:
-            self.kv.copy(source, slot, length)
-        elif length:
-            self.kv.place(slot, self.prefixes.get(tuple(row.ids[:length])), length)
-        row.cached = self.lengths[slot] = length
-        return length
-
-    def slot_of(self, k: int) -> int:
-        """The slot row ``k`` holds."""
-        return self.table.slots.index(k)
-
-    def sibling(self, k: int, admitted: list[int]) -> bool:
-        """Whether row ``k`` shares more than its prompt's prefix with a row admitted in this step (it
-        will copy those states from that row's slot once they are computed, at the next step)."""
-        row = self.rows[k]
-        return self.share and any(shared_length(row.ids, self.rows[j].ids) >= row.shared + MIN_SHARED
-                                  for j in admitted)
-
-    def free(self, slot: int) -> None:
-        self.table.free(slot)
-        self.prefilled.discard(slot)
-
-    def pack(self) -> None:
-        """Move the rows of the highest slots into free lower ones (a copy of their filled columns), so
-        the slots in use are the first ones and a step's batched attention reads no idle slot."""
-        for src, dst in self.table.pack():
-            self.kv.copy(src, dst, self.lengths[src])
-            self.lengths[dst] = self.lengths[src]
-            if src in self.prefilled:
-                self.prefilled.discard(src)
-                self.prefilled.add(dst)
 
 
 def decode_continuous(loaded: LoadedModel, grammar_backend: Any, rows: list[Row], batch_size: int,
