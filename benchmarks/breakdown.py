@@ -64,7 +64,7 @@ def raw_forward_seconds(engine: Any, batches: list[list[tuple[tuple[int, ...], t
         cache = DynamicCache(config=engine.model.config)
         with torch.inference_mode():
             started = time.perf_counter()
-            engine._forward(ids, mask, positions, cache)
+            engine.loaded.forward(ids, mask, positions, cache)
             prefill += time.perf_counter() - started
             active = list(range(len(rows)))
             step = 0
@@ -81,7 +81,7 @@ def raw_forward_seconds(engine: Any, batches: list[list[tuple[tuple[int, ...], t
                 feed = torch.tensor([[rows[k][1][step]] for k in active])
                 mask = torch.cat([mask, torch.ones((len(active), 1), dtype=mask.dtype)], dim=1)
                 positions = positions[:, -1:] + 1
-                engine._forward(feed, mask, positions, cache)
+                engine.loaded.forward(feed, mask, positions, cache)
                 tokens += len(active)
                 step += 1
             decode += time.perf_counter() - started
@@ -97,8 +97,10 @@ def profile(args: argparse.Namespace) -> dict[str, Any]:
 
     samples = build_samples(args.n, seed=args.seed, top_k=args.top_k)
     options = JudgeOptions(batch_size=args.batch_size, batch_tokens=args.batch_tokens or None, threads=args.threads,
-                           extra={"record": True, **({"prefix_reuse": False} if args.no_prefix_reuse else {})})
+                           extra={"prefix_reuse": False} if args.no_prefix_reuse else {})
     engine = load_judge(model_path(args.judge), options)
+    batches: list[list[tuple[tuple[int, ...], tuple[int, ...]]]] = []
+    engine.on_rows = batches.append  # the engine's public hook: each decoded batch's prompt and answer tokens
     result = localeval.evaluate(samples, metrics=list(args.metrics.split(",")), judge=engine,
                                 embedder=model_path(args.embedder), cache=False, progress=args.progress,
                                 settings=Settings(reasons=not args.no_reasons), report=False)
@@ -117,7 +119,7 @@ def profile(args: argparse.Namespace) -> dict[str, Any]:
     parts["engine, other (tokenising, batching)"] = max(0.0, generate - sum(parts.values()))
     parts["embedding"] = embed
     parts["scheduling and parsing"] = max(0.0, wall - generate - embed)
-    raw = raw_forward_seconds(engine, engine.batches)
+    raw = raw_forward_seconds(engine, batches)
     return {
         "samples": len(samples), "metrics": args.metrics.split(","), "reasons": not args.no_reasons,
         "wall_seconds": wall, "engine_seconds": generate, "parts_seconds": {k: round(v, 3) for k, v in parts.items()},

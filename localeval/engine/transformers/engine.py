@@ -14,7 +14,7 @@ import time
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from localeval.engine.base import Choice, Invariance, Request, Result
 from localeval.engine.grammar import make_backend, schema_text
@@ -28,9 +28,6 @@ from localeval.engine.transformers.invariant import check_kernels
 from localeval.engine.transformers.kv_cache import PrefixCache
 from localeval.engine.transformers.loading import load_model
 from localeval.model_folders import model_fingerprint
-
-if TYPE_CHECKING:
-    import torch
 
 
 class TransformersEngine:
@@ -56,9 +53,9 @@ class TransformersEngine:
 
     ``profile`` adds up, over the engine's life, the seconds spent in each part of the work (prefill
     of shared prefixes and of each ask's own tokens, decode steps, grammar masking) and the token
-    counts (``decode_tokens / decode_steps``: busy rows per step); with ``record=True`` the decoded
-    rows are kept in ``batches`` (prompt and answer tokens; in admission order, ``batch_size`` at a
-    time), so a benchmark can time the model's bare forward passes over the same tokens.
+    counts (``decode_tokens / decode_steps``: busy rows per step). ``on_rows``, when set, is called with
+    each batch of decoded rows as (prompt ids, answer tokens) pairs, in admission order, ``batch_size`` at a
+    time: the public hook for a tool that replays or times the same tokens from outside the engine.
     """
 
     grows_in_place = True  # a row past its planned length decodes on in its slot (no restart, no retry)
@@ -76,7 +73,6 @@ class TransformersEngine:
         device: str = "cpu",
         trust_remote_code: bool = False,
         dtype: Any = None,
-        record: bool = False,
         stop_repeats: bool = False,
         drafts: int = MAX_DRAFT,
     ) -> None:
@@ -96,12 +92,11 @@ class TransformersEngine:
         self._encode = functools.lru_cache(maxsize=4096)(self._encode_uncached)
         self.profile: defaultdict[str, float] = defaultdict(float)
         self.prefixes = PrefixCache(self.loaded, self.profile)
-        self.record = record
         # The repeat guard (localeval.engine.repeats) runs in the continuous decode loop, so only on
         # models whose cache layers are plain; it changes answers, so it is part of the fingerprint.
         self.stop_repeats = stop_repeats and self.loaded.plain_layers
         self.guard = RepeatGuard(self.tokenizer) if self.stop_repeats else None
-        self.batches: list[list[tuple[tuple[int, ...], tuple[int, ...]]]] = []
+        self.on_rows: Callable[[list[tuple[tuple[int, ...], tuple[int, ...]]]], None] | None = None
         self.drafts = max(0, drafts)
 
     @functools.cached_property
@@ -204,18 +199,14 @@ class TransformersEngine:
             self._record([queue[k] for k in order[start : start + self.batch_size]])
 
     def _record(self, rows: list[Row]) -> None:
-        if self.record:
-            self.batches.append([(tuple(r.ids), tuple(r.tokens)) for r in rows])
+        if self.on_rows is not None:
+            self.on_rows([(tuple(r.ids), tuple(r.tokens)) for r in rows])
 
     @functools.cached_property
     def leads(self) -> LeadTable:
         """Which tokens of the vocabulary start with "0" or "1" (built on the first soft ask)."""
         texts = self.tokenizer.batch_decode([[i] for i in range(self.vocab_size)], skip_special_tokens=False)
         return LeadTable.from_texts([str(t) for t in texts], (self.vocab_size + 31) // 32)
-
-    def _forward(self, ids: torch.Tensor, mask: torch.Tensor, positions: torch.Tensor, cache: Any) -> torch.Tensor:
-        """Logits of the last position of every row, float32 (for benchmarks timing bare passes)."""
-        return self.loaded.forward(ids, mask, positions, cache)
 
     def _result(self, request: Request, rows: list[Row]) -> Result:
         own = sorted(rows, key=lambda r: r.seed)
