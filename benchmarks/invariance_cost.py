@@ -4,6 +4,8 @@
     git worktree add /tmp/before <commit before the invariant kernels>
     PYTHONPATH=/tmp/before python benchmarks/invariance_cost.py --label before --dtypes bfloat16
 
+``--asks N`` times only the first N recorded asks (a CPU without bfloat16 instructions runs bfloat16 slowly).
+
 The first run scores ``--n`` ClapNQ samples under the six metrics of ``speed_vs_ragas.py`` with the default
 judge, records every ask it sends (``benchmarks/results/invariance_asks_n{N}.jsonl``), then has each dtype
 answer exactly those asks again, all in one engine call, on a freshly loaded engine. A later run with
@@ -81,6 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--n", type=int, default=10, help="ClapNQ samples whose asks are recorded")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--dtypes", default="bfloat16,float32", help="dtypes to time, comma-separated")
+    parser.add_argument("--asks", type=int, default=0, help="time only the first N recorded asks (0: all)")
     parser.add_argument("--label", default="invariant", help="names the code path timed (its rows' label)")
     parser.add_argument("--out", default=str(RESULTS / "invariance_cost.json"))
     args = parser.parse_args(argv)
@@ -91,6 +94,8 @@ def main(argv: list[str] | None = None) -> int:
     if not asks_file.exists():
         record(asks_file, args.n, args.threads)
     asks = read_asks(asks_file)
+    if args.asks:
+        asks = asks[: args.asks]
     out = Path(args.out)
     saved = json.loads(out.read_text()) if out.exists() else {"rows": []}
     first = {row["key"]: row for row in saved["rows"]}
@@ -98,8 +103,8 @@ def main(argv: list[str] | None = None) -> int:
     machine = describe_machine()
     for dtype in args.dtypes.split(","):
         row, texts = time_dtype(asks, dtype, args.threads)
-        key = f"{args.label}:{dtype}"
-        baseline = texts_by_key.get(f"invariant:{dtype}", texts)
+        key = f"{args.label}:{dtype}:{len(asks)}"
+        baseline = texts_by_key.get(f"invariant:{dtype}:{len(asks)}", texts)
         row.update(key=key, label=args.label, asks=len(asks), localeval=str(Path(localeval.__file__).parent),
                    same_text_as_invariant=sum(a == b for a, b in zip(texts, baseline, strict=True)),
                    machine=machine_line(machine), date=time.strftime("%Y-%m-%d"),
