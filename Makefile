@@ -40,11 +40,13 @@ demo: models
 		--metrics faithfulness,context_precision,answer_relevancy,mrr,ndcg:k=2
 
 test: models
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q --durations=20
 
-# The real vLLM engine on this CPU: the tests marked vllm, in the vLLM venv, on the models `make models` built.
+# The real vLLM engine on this CPU, and vLLM's OpenAI server for the server engine (started once, on 127.0.0.1):
+# the tests marked vllm, in the vLLM venv, on the models `make models` built.
 test-vllm: models vllm-cpu
 	LOCALEVAL_MODELS=$(CURDIR)/models $(VLLM_VENV)/bin/python -m pytest -q -m vllm tests/real_vllm
+	LOCALEVAL_MODELS=$(CURDIR)/models $(VLLM_VENV)/bin/python -m pytest -q -m vllm tests/real_server
 
 test-fast: setup
 	$(BIN)/python -m pytest -q -m "not model and not slow"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Benchmarks on a machine with a GPU: speed and NaN rate against Ragas, then WikiEval agreement,
-# with localeval on the vLLM engine. Ragas runs through its transformers adapter on the same GPU.
+# with localeval on the vLLM engine. Ragas runs through its transformers adapter on the same GPU. Then the
+# judge server path: vLLM's OpenAI server on the judge, localeval's server engine and Ragas both pointed at it.
 #
 #   bash benchmarks/gpu.sh models/Qwen2.5-7B-Instruct [N] [EMBEDDER]
 #
@@ -31,6 +32,18 @@ fi
 
 "$python" benchmarks/agreement.py --judge "$judge" --embedder "$embedder" --engine vllm \
   --out "$results/agreement.json" | tee "$results/agreement.txt"
+
+# The judge server engine: vLLM's OpenAI server on the same judge, localeval and Ragas pointed at it, then the
+# server engine against the offline engine on the same asks and against a plain load (SKIP_SERVER=1 skips it).
+if [[ "${SKIP_SERVER:-0}" != 1 ]]; then
+  server_ragas=()
+  [[ "${SKIP_RAGAS:-0}" == 1 ]] && server_ragas+=(--skip-ragas)
+  "$python" benchmarks/server_vs_ragas.py --n "$n" --judge "$judge" --embedder "$embedder" --dtype auto \
+    --window "${WINDOW:-8192}" --compile "${server_ragas[@]}" --out "$results/server_vs_ragas.json" \
+    | tee "$results/server_vs_ragas.txt"
+  "$python" benchmarks/server_bench.py --n "$n" --judge "$judge" --dtype auto --window "${WINDOW:-8192}" --compile \
+    --out "$results/server_bench.json" | tee "$results/server_bench.txt"
+fi
 
 if [[ "${SCALING:-0}" == 1 ]]; then
   "$python" benchmarks/scaling.py --sizes "${SIZES:-10,50,200,1000}" --top-k 1,3,5 --judge "$judge" \
