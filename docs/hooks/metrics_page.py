@@ -11,18 +11,10 @@ import sys
 from pathlib import Path
 
 from localeval.data.sample import OLD_NAMES
-from localeval.metrics.registry import ALIASES, DEFAULT_METRICS, METRICS, MetricDef, option_words
+from localeval.metrics.registry import DEFAULT_METRICS, METRICS, MetricDef, option_words
+from localeval.report.metric_list import CRITERIA_ROW, alias_rows
 
 PAGE = Path(__file__).resolve().parent.parent / "metrics.md"
-CRITERIA_ROW = ("FILE.toml:NAME", "a criterion you define in a TOML (or .py) file: a 0/1 verdict or a 1-to-N rating; "
-                "FILE.toml alone scores all its criteria (the judge)", "the fields it names",
-                "strictness: 1 or more (default the file's, else 1)")
-
-
-def alias_rows() -> list[tuple[str, str]]:
-    """Per alias: its name and the metric with options it stands for."""
-    return [(alias, ":".join([base, *(f"{k}={v}" for k, v in preset.items())]))
-            for alias, (base, preset) in ALIASES.items()]
 
 
 def _models(d: MetricDef) -> str:
