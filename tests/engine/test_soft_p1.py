@@ -72,8 +72,8 @@ def _verdicts(value: object) -> list[int]:
 
 @pytest.mark.model
 def test_the_bundled_judge_records_p1_at_every_verdict(judge_engine, monkeypatch) -> None:
-    import localeval.engine.transformers.continuous as continuous
     import localeval.engine.transformers.decode as decode
+    import localeval.engine.transformers.stepper as stepper
 
     steps: list[tuple[float, float]] = []  # (p(1), p(0)) at each binary decision, from the allowed mask
     real = decode.note_p1
@@ -89,7 +89,7 @@ def test_the_bundled_judge_records_p1_at_every_verdict(judge_engine, monkeypatch
         real(table, logits, bitmask, rows)
 
     monkeypatch.setattr(decode, "note_p1", recording)  # fixed batches (models with sliding-window layers)
-    monkeypatch.setattr(continuous, "note_p1", recording)  # continuous batching (every plain model)
+    monkeypatch.setattr(stepper, "note_p1", recording)  # continuous batching (every plain model)
     results = judge_engine.generate(REQUESTS)
     for request, result in zip(REQUESTS, results, strict=True):
         choice = result.choices[0]
