@@ -33,8 +33,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--votes", type=int, default=1, help="majority of N sampled verdicts (default 1: greedy)")
     parser.add_argument("--temperature", type=float, default=0.7, help="sampling temperature of --votes")
     parser.add_argument("--label", default=None, help="a name for this setting in the JSON")
-    parser.add_argument("--merge-nli", action="store_true",
-                        help="ff.csv: one NLI ask per pair for both answers' statements (noise sensitivity's layout)")
     parser.add_argument("--cache", default=None, help="SQLite file of judge answers to reuse")
     parser.add_argument("--soft", action="store_true",
                         help="also record p(1) at each verdict and report agreement on the soft scores too")
@@ -71,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     report = run_pairs(args.pairs, judge, embedder, limit=args.limit, files=files,
                        config=RunConfig(settings=settings, engine=options or JudgeOptions()),
                        chunk_sentences=args.chunk_sentences, cache=args.cache,
-                       merge_nli=args.merge_nli, offset=args.offset, on_file=saved_so_far)
+                       offset=args.offset, on_file=saved_so_far)
     print(format_pairs_report(report))
     print(f"machine: {machine_line(machine)}")
     out = save(report, partial=False)

@@ -21,7 +21,6 @@ from localeval.agree.pair_table import PAPER, FileAgreement, PairsReport
 from localeval.config import RunConfig
 from localeval.errors import LocalevalError
 from localeval.metrics.context_relevance import CONTEXT_RELEVANCE_SPEC
-from localeval.metrics.faithfulness import merged_faithfulness
 from localeval.metrics.registry import parse_metric
 from localeval.nan import Nan
 from localeval.scheduler import Scheduler, total_usage
@@ -52,7 +51,6 @@ def run_pairs(
     chunk_sentences: int = 1,
     cache: str | Path | None = None,
     progress: bool = False,
-    merge_nli: bool = False,
     offset: int = 0,
     on_file: Callable[[PairsReport], None] | None = None,
 ) -> PairsReport:
@@ -61,9 +59,8 @@ def run_pairs(
     ``limit``: the first ``limit`` questions of each file, from question ``offset`` (counted from 0).
     ``judge`` and ``embedder``: local model folders (None: the bundled defaults) or engine and
     embedder objects. ``cache``: an SQLite file of judge answers to reuse between runs.
-    ``merge_nli``: score ``ff.csv`` with one NLI ask per pair for both answers
-    (:func:`merged_faithfulness`). ``on_file``: called with the report so far after each file, so
-    that a long run can save what it has measured before it ends.
+    ``on_file``: called with the report so far after each file, so that a long run can save what it has
+    measured before it ends.
     """
     from localeval import api  # here, so that importing this module loads no model code
 
@@ -92,7 +89,7 @@ def run_pairs(
             folder=str(base), judge=getattr(engine, "fingerprint", None), files=list(results),
             settings={"reasons": settings.reasons, "max_examples": settings.max_examples, "votes": settings.votes,
                       "temperature": settings.temperature if settings.votes > 1 else 0.0, "limit": limit,
-                      "offset": offset, "chunk_sentences": chunk_sentences, "seed": seed, "merge_nli": merge_nli,
+                      "offset": offset, "chunk_sentences": chunk_sentences, "seed": seed,
                       **({"soft": True} if settings.soft else {}),
                       **({} if settings.merge_repeats else {"merge_repeats": False})},
             wall_seconds=time.perf_counter() - started,
@@ -104,22 +101,11 @@ def run_pairs(
             metric = FILES[kind][0]
             spec = CONTEXT_RELEVANCE_SPEC if kind == "cr" else parse_metric(metric)
             scheduler = Scheduler(engine, emb, store, settings, seed=seed, progress=progress)
-            if kind == "ff" and merge_nli:
-                file_started = time.perf_counter()
-                tasks = [(metric, merged_faithfulness(p.question, p.good["context"], p.good["answer"],
-                                                      p.bad["answer"])) for p in pairs]
-                both, usages = scheduler.run_tasks(tasks)
-                pairs_out = [b if isinstance(b, tuple) else (b, b) for b in both]  # a failed ask: NaN on both
-                good, bad = [g for g, _ in pairs_out], [b for _, b in pairs_out]
-                outcomes = [*good, *bad]
-                usage, wall = total_usage(usages), time.perf_counter() - file_started
-                soft = None  # the merged asks keep no traces: no soft scores
-            else:
-                output = scheduler.run(pair_samples(kind, pairs, chunk_sentences), [spec])
-                outcomes = output.outcomes[spec.name]
-                good, bad = outcomes[0::2], outcomes[1::2]
-                usage, wall = total_usage(output.usage), output.wall_seconds
-                soft = _soft(outcomes, output.traces[spec.name]) if settings.soft else None
+            output = scheduler.run(pair_samples(kind, pairs, chunk_sentences), [spec])
+            outcomes = output.outcomes[spec.name]
+            good, bad = outcomes[0::2], outcomes[1::2]
+            usage, wall = total_usage(output.usage), output.wall_seconds
+            soft = _soft(outcomes, output.traces[spec.name]) if settings.soft else None
             results.append(FileAgreement(
                 file=f"{kind}.csv", metric=metric, count=count_pairs(good, bad), paper=PAPER.get(metric),
                 nan_reasons=dict(Counter(v.reason for v in outcomes if isinstance(v, Nan))),

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Generator, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from localeval.data.sample import Sample
 from localeval.metrics.soft import note_soft
@@ -38,22 +37,3 @@ def faithfulness(sample: Sample, trace: dict) -> Steps:
     trace["reasons"] = [v.reason for v in judged.verdicts]
     note_soft(trace, supported_ratio, [v.verdict for v in judged.verdicts])
     return supported_ratio([v.verdict for v in judged.verdicts])
-
-
-def merged_faithfulness(question: str, context: str, good: str, bad: str) -> Generator[Any, Any, tuple[Any, Any]]:
-    """Faithfulness of two answers to one context with a single NLI ask for both statement lists.
-
-    The layout noise sensitivity uses (both lists against a chunk in one ask, verdicts split back),
-    here on ``ff.csv``, whose two answers share their context: the pairs tell whether merging costs
-    agreement with humans. Returns the (good, bad) scores.
-    """
-    extracted = yield [Ask(STATEMENTS, StatementsInput(question=question, answer=a)) for a in (good, bad)]
-    lists = [e.statements for e in extracted]
-    if not lists[0] and not lists[1]:
-        return Nan("no_statements"), Nan("no_statements")
-    judged = yield Ask(NLI, NLIInput(context=context, statements=[*lists[0], *lists[1]]))
-    verdicts = [v.verdict for v in judged.verdicts]
-    split = (verdicts[: len(lists[0])], verdicts[len(lists[0]) :])
-    good_score, bad_score = (supported_ratio(v) if statements else Nan("no_statements")
-                             for v, statements in zip(split, lists, strict=True))
-    return good_score, bad_score

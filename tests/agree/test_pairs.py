@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import csv
-import json
 import math
 from pathlib import Path
 
@@ -133,25 +132,6 @@ def test_run_pairs_on_hand_made_pairs(tmp_path: Path) -> None:
     labels = {r.label for r in engine.requests}
     assert "context_relevance" in labels and "nli" in labels
     assert report.to_dict()["files"][0]["accuracy"] == 0.75
-
-
-def test_merged_nli_gives_the_scores_of_separate_asks_with_one_ask_per_pair(tmp_path: Path) -> None:
-    ctx = "The river Alpha flows into the northern sea. Its delta holds many birds."
-    _write(tmp_path / "ff.csv", [
-        {"question": "Where does Alpha flow?", "context": ctx,
-         "answer": "The river Alpha flows into the northern sea. Its delta holds many birds.", "label": "1"},
-        {"question": "Where does Alpha flow?", "context": ctx,
-         "answer": "The river Alpha flows into a southern desert lake.", "label": "0"},
-    ])
-    separate_engine, merged_engine = ScriptedEngine(script), ScriptedEngine(script)
-    separate = run_pairs(tmp_path, separate_engine, HashEmbedder(), files=("ff",)).files[0]
-    merged_report = run_pairs(tmp_path, merged_engine, HashEmbedder(), files=("ff",), merge_nli=True)
-    merged = merged_report.files[0]
-    assert merged.scores == separate.scores == [(1.0, 0.0)]
-    nli = [r for r in merged_engine.requests if r.label == "nli"]
-    assert len(nli) == 1 and len([r for r in separate_engine.requests if r.label == "nli"]) == 2
-    assert len(json.loads(nli[0].messages[-1][1])["statements"]) == 3  # two good statements, one bad
-    assert merged_report.settings["merge_nli"] is True and merged.judge_calls == 3
 
 
 def test_run_pairs_reports_each_finished_file_as_it_goes(tmp_path: Path) -> None:
