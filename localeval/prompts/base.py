@@ -49,11 +49,11 @@ class Repeats:
     """An input list whose repeated items are asked about once, and the answer's list that holds one item
     per input item: the ask goes out with each distinct item once, in first-seen order, and its answer
     is spread back so that every repeat gets its first occurrence's item (the list keeps its length, so
-    a score counts repeats as before).
+    a score still counts every repeat).
 
-    A small judge often lists one statement several times (the 72 NLI asks of 10 ClapNQ samples held 473
-    statements from the bundled judge, 116 of them distinct within their ask); judging each copy again
-    costs its verdict's tokens, and the judge answered copies by their place in the list.
+    A small judge often lists one statement several times. Judging every copy costs a verdict's tokens per
+    copy, and the judge can give copies of one statement different verdicts by their place in the list;
+    asked once, every copy gets the same verdict at the cost of one.
 
     >>> from pydantic import BaseModel
     >>> class In(BaseModel):

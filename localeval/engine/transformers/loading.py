@@ -141,8 +141,8 @@ def load_model(model_dir: Path, *, threads: int | None, device: str, trust_remot
 def cpu_default_dtype() -> Any:
     """bfloat16 on a CPU with bfloat16 dot-product instructions (AVX512_BF16 or AMX), else float32.
 
-    With them, bfloat16 linear layers ran about 4 times as fast as float32 here (0.65 against 3.1 ms a
-    token position on one core; attention stays float32); without them (AVX2 only) about 5 times slower
+    With those instructions bfloat16 linear layers are several times faster than float32 (attention stays
+    float32); without them (AVX2 only) bfloat16 runs on reference kernels, several times slower than float32
     (README: Speed knobs).
     """
     import torch
