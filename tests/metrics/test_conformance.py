@@ -1,6 +1,6 @@
 """Ragas 0.4.3's own scores on scripted verdicts, reproduced through the scheduler.
 
-Two files: the 250 shared vectors, and the wide ones (``benchmarks/conformance_vectors.py``: more
+Two files: the 250 shared vectors, and the wide ones (``vectors/make_wide_vectors.py``: more
 statements, chunks and claims, beta 0.3 to 3, strictness 1 to 5, zero vectors, ID-based metrics).
 Each case becomes one sample; a scripted judge returns exactly the case's verdicts and the fake
 embedder the case's vectors, so the whole path (prompts, schema, scheduler, parsing, score) runs.
@@ -214,7 +214,7 @@ def test_wide_vectors_cover_what_they_claim() -> None:
     assert zero and all(c["expected"] is None for c in zero)
 
 
-# -- the metrics after the first seven, and criteria (``benchmarks/conformance_more.py``) ---------------
+# -- the metrics after the first seven, and criteria (``vectors/make_more_vectors.py``) --------------
 
 MORE_CASES = ragas_more_cases.CASES
 

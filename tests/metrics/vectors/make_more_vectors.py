@@ -1,8 +1,8 @@
 """Conformance vectors for the metrics after the first seven: Ragas 0.4.3's own classes on scripted answers.
 
-Runs only in ``benchmarks/.ragas-venv`` (``bash benchmarks/setup_ragas.sh``):
+Runs only in Ragas' environment, ``benchmarks/.ragas-venv`` (``bash benchmarks/setup_ragas.sh``):
 
-    benchmarks/.ragas-venv/bin/python benchmarks/conformance_more.py \\
+    benchmarks/.ragas-venv/bin/python tests/metrics/vectors/make_more_vectors.py \\
         --out tests/metrics/vectors/ragas-0.4.3-more.jsonl
 
 Context entity recall, answer accuracy, context relevance, response groundedness, answer correctness and
@@ -18,8 +18,8 @@ from __future__ import annotations
 import random
 import typing as t
 
-from conformance_vectors import REFERENCE, RESPONSE, USER_INPUT, ScriptedLLM, TableEmbedding, bits, names, ragas_value
-from conformance_vectors import main as write_cases
+from make_wide_vectors import REFERENCE, RESPONSE, USER_INPUT, ScriptedLLM, TableEmbedding, bits, names, ragas_value
+from make_wide_vectors import main as write_cases
 from ragas.metrics import AspectCritic
 from ragas.metrics._aspect_critic import AspectCriticOutput
 from ragas.metrics.collections import (

@@ -1,8 +1,8 @@
 """Wide conformance vectors: Ragas 0.4.3's own metric classes scored on scripted verdicts and vectors.
 
-Runs only in ``benchmarks/.ragas-venv`` (``bash benchmarks/setup_ragas.sh``):
+Runs only in Ragas' environment, ``benchmarks/.ragas-venv`` (``bash benchmarks/setup_ragas.sh``):
 
-    benchmarks/.ragas-venv/bin/python benchmarks/conformance_vectors.py \\
+    benchmarks/.ragas-venv/bin/python tests/metrics/vectors/make_wide_vectors.py \\
         --out tests/metrics/vectors/ragas-0.4.3-wide.jsonl
 
 Each case draws seeded random inputs (verdicts, claim counts, beta, strictness, embedding vectors,
@@ -327,7 +327,7 @@ async def build(seed: int) -> list[dict[str, t.Any]]:
 def main(build: t.Callable[[int], t.Awaitable[list[dict]]] | None = None, seed: int = 43,
          description: str | None = None) -> None:
     """Write the cases ``build(seed)`` makes to ``--out`` and print a count per metric (this script's cases
-    by default; ``conformance_more.py`` passes its own)."""
+    by default; ``make_more_vectors.py`` passes its own)."""
     parser = argparse.ArgumentParser(description=(description or __doc__).split("\n")[0])
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--seed", type=int, default=seed)
