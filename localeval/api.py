@@ -2,26 +2,21 @@
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from localeval.bulk import check_out, evaluate_chunks, open_source
+from localeval.bulk import check_out, open_source, run_chunks
 from localeval.config import JudgeOptions, RunConfig, build_config, model_object
 from localeval.data import Sample, as_samples
 from localeval.engine.base import JudgeEngine
-from localeval.metrics.registry import MetricSpec, parse_metrics
+from localeval.metrics.registry import parse_metrics
 from localeval.model_folders import resolve_model
 from localeval.prompts.base import Settings
 from localeval.result import EvaluationResult
-from localeval.run_record import open_cache, run_info
-from localeval.scheduler.chunked import missing_field_skips
 from localeval.silence import quiet, stderr_is_terminal
-from localeval.store.held_run import clear_run
-from localeval.store.run_folder import RunLock
 
 
 def load_judge(judge: str | Path | None, options: JudgeOptions | None = None) -> JudgeEngine:
@@ -100,7 +95,8 @@ def evaluate_run(
 ) -> EvaluationResult:
     """Score samples as ``config`` says; ``judge`` and ``embedder``: loaded objects (None: load the config's).
 
-    More samples than a chunk holds (``RunConfig.chunk_samples``) are scored chunk by chunk (``localeval.bulk``).
+    The data, the run folder and both model folders are checked before either model loads; then the samples are
+    scored in chunks of ``RunConfig.chunk_samples`` (one chunk when they fit: ``localeval.bulk``).
     ``replace``: overwrite the run ``out`` holds, whatever it is (else another run there stops this one).
     """
     specs = parse_metrics(list(config.metrics) or None)
@@ -125,37 +121,8 @@ def evaluate_run(
     if needs_judge and config.settings.soft and callable(getattr(engine, "require_soft", None)):
         engine.require_soft()  # type: ignore[union-attr]  # a judge that cannot give p(1) stops here, not mid-run
     config = config.with_models(engine if needs_judge else None, emb if needs_embedder else None)
-    lock = RunLock(Path(out)) if out is not None else contextlib.nullcontext()
-    with lock:
-        if replace and out is not None:
-            clear_run(Path(out))
-        return _evaluate_locked(source, specs, config, engine, emb, out=out, cache=cache, progress=progress,
-                                report=report, started=started)
-
-
-def _evaluate_locked(
-    source: Any, specs: list[MetricSpec], config: RunConfig, engine: Any, emb: Any, *,
-    out: str | Path | None, cache: str | Path | bool, progress: bool, report: bool, started: float,
-) -> EvaluationResult:
-    store = open_cache(cache, out)
-    info = run_info(specs, config, store, started, engine)
-    try:
-        if source.path is not None or config.chunk_size is not None or source.count > source.size:
-            return evaluate_chunks(source, specs, config, engine, emb, store=store, out=out, progress=progress,
-                                   report=report, info=info)
-        rows = source.rows
-        scheduler = config.scheduler(engine, emb, store, progress)
-        output = scheduler.run(rows, specs, skip=missing_field_skips(rows, specs))
-    finally:
-        store.close()
-    result = EvaluationResult(rows, specs, output, info)
-    if out is not None:
-        result.save(out)
-        if report:
-            from localeval.report.html import write_report
-
-            write_report(out)
-    return result
+    return run_chunks(source, specs, config, engine, emb, out=out, cache=cache, progress=progress, report=report,
+                      replace=replace, started=started)
 
 
 __all__ = ["EvaluationResult", "as_samples", "evaluate", "evaluate_run", "load_embedder", "load_judge"]

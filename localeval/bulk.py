@@ -1,19 +1,19 @@
-"""Bulk runs: the data set streams through in chunks, each chunk's scores appended to the run folder as it ends.
+"""Every run: the data set goes through the scheduler in chunks, each chunk's scores appended to the run folder
+as it ends.
 
-A run is chunked when its data has more samples than a chunk holds (``RunConfig.chunk_samples``), when
-``chunk_size`` is set, or when its file is too large to read whole (``EAGER_BYTES``: it is then read
-lazily, see ``localeval.data.stream``). With a run folder, memory does not grow with the data set: only
-one chunk's samples and scheduler state are held (a few on Ray), and the summary is computed at the end
-from scores.jsonl. Without one, the chunks' outputs are kept and returned as one result.
+A chunk holds ``RunConfig.chunk_samples`` samples (``chunk_size`` when set, else the engine's default), so a
+data set that fits one is scored in one scheduler run. A file larger than ``EAGER_BYTES``, or any file when
+``chunk_size`` is set, is read lazily chunk by chunk (``localeval.data.stream``). With a run folder, memory does
+not grow with the data set: one chunk's samples and scheduler state are held (a few on Ray), the chunk log makes
+the run resumable, and the result reads its rows from the folder. Without one, the chunks' outputs are joined
+into one result in memory.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
-import shutil
 from collections.abc import Iterator, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,18 +23,16 @@ from localeval.data.stream import sample_chunks, scan_samples
 from localeval.metrics.definition import MetricSpec, needs
 from localeval.metrics.registry import base_name
 from localeval.progress import ChunkProgress
-from localeval.report.aggregate import MetricSummary
 from localeval.report.strata import stratified_summary
-from localeval.result import EvaluationResult
+from localeval.result import EvaluationResult, FolderRows
+from localeval.run_record import open_cache, run_info
 from localeval.scheduler.chunked import ChunkScored, ChunkScorer, LocalChunks, chunk_record, merged, totals
 from localeval.silence import stderr_is_terminal
-from localeval.store.chunks import ChunkLog, ScoresOnDisk, iter_score_rows
-from localeval.store.held_run import check_run_folder
-from localeval.store.run_folder import result_rows, samples_text, scores_text, write_summary
+from localeval.store.chunks import ChunkLog, ScoresOnDisk
+from localeval.store.held_run import check_run_folder, clear_run
+from localeval.store.run_folder import RunLock, result_rows, samples_text, scores_text
 
 if TYPE_CHECKING:
-    import pandas as pd
-
     from localeval.store.cache import JudgeCache
 
 EAGER_BYTES = 32 * 2**20  # a data file (or dataset folder) up to this size is read whole
@@ -99,86 +97,49 @@ def check_out(out: Path, source: Source, specs: Sequence[MetricSpec]) -> None:
 
 
 def chunk_plan(source: Source, config: RunConfig) -> dict[str, Any]:
-    """What decides a chunked run's rows: a rerun under another plan starts over."""
+    """What decides a run's rows (the head of its chunk log): a rerun under another plan starts over."""
     return {"metrics": list(config.metrics), "settings": asdict(config.settings), "seed": config.seed,
             "long_context": config.long_context, "on_missing": config.on_missing,
             "judge": config.judge_fingerprint, "embedder": config.embedder_fingerprint,
             "chunk_size": source.size, "data": source.describe()}
 
 
-@dataclass
-class ChunkedResult(EvaluationResult):
-    """The result of a chunked run with a run folder: scores are read from its scores.jsonl, not held."""
-
-    folder: Path = field(default_factory=Path)
-    count: int = 0
-    strata_data: dict[str, Any] = field(default_factory=dict)
-    soft_data: dict[str, list[float | None]] = field(default_factory=dict)  # soft scores read back from disk
-
-    summaries: dict[str, MetricSummary] | None = None  # computed once: a bootstrap over a million values is slow
-
-    @property
-    def sample_count(self) -> int:
-        return self.count
-
-    def soft_scores(self, metric: str) -> list[float | None] | None:
-        soft = self.soft_data.get(metric)
-        return soft if soft and any(v is not None for v in soft) else None
-
-    def summary(self) -> dict[str, MetricSummary]:
-        if self.summaries is None:
-            self.summaries = super().summary()
-        return self.summaries
-
-    def strata(self) -> dict[str, Any]:
-        return self.strata_data
-
-    def rows(self) -> list[dict[str, Any]]:
-        """Every row of scores.jsonl (read whole: for a large run, iterate ``iter_rows`` instead)."""
-        return list(self.iter_rows())
-
-    def iter_rows(self) -> Iterator[dict[str, Any]]:
-        """The rows of scores.jsonl, one at a time."""
-        return iter_score_rows(self.folder)
-
-    def to_pandas(self) -> pd.DataFrame:
-        """A frame indexed by sample id: one column per metric (NaN where missing) and its reason."""
-        import pandas as pd
-
-        data: dict[str, list[Any]] = {"id": []}
-        for name in self.metric_names:
-            data[name], data[f"{name}__nan_reason"] = [], []
-        for row in self.iter_rows():
-            data["id"].append(row["id"])
-            for name in self.metric_names:
-                cell = row["metrics"][name]
-                data[name].append(float("nan") if cell["value"] is None else cell["value"])
-                data[f"{name}__nan_reason"].append(cell["nan_reason"])
-        return pd.DataFrame(data).set_index("id")
-
-    def save(self, folder: str | Path) -> Path:
-        """Copy the run's scores, samples and summary into ``folder`` (they are written already)."""
-        out = Path(folder)
-        if out.resolve() != self.folder.resolve():
-            out.mkdir(parents=True, exist_ok=True)
-            for name in ("scores.jsonl", "samples.jsonl"):
-                shutil.copyfile(self.folder / name, out / name)
-            write_summary(out, self.summary_dict())
-        return out
+def run_chunks(
+    source: Source, specs: list[MetricSpec], config: RunConfig, engine: Any, emb: Any, *,
+    out: str | Path | None, cache: str | Path | bool, progress: bool, report: bool, replace: bool, started: float,
+) -> EvaluationResult:
+    """Score ``source`` with loaded models: the run folder locked (and emptied when ``replace``), the judge cache
+    opened, then ``evaluate_chunks``."""
+    lock = RunLock(Path(out)) if out is not None else contextlib.nullcontext()
+    with lock:
+        if replace and out is not None:
+            clear_run(Path(out))
+        store = open_cache(cache, out)
+        try:
+            return evaluate_chunks(source, specs, config, engine, emb, store=store, out=out, progress=progress,
+                                   report=report, info=run_info(specs, config, store, started, engine))
+        finally:
+            store.close()
 
 
 def evaluate_chunks(
     source: Source, specs: list[MetricSpec], config: RunConfig, engine: Any, emb: Any, *,
     store: JudgeCache, out: str | Path | None, progress: bool, report: bool, info: dict[str, Any],
 ) -> EvaluationResult:
-    """Score ``source`` chunk by chunk; with ``out``, each finished chunk is written there before the next."""
+    """Score ``source`` chunk by chunk; with ``out``, each finished chunk is written there before the next and
+    the result reads its rows from there, else the chunks' outputs are joined into one result in memory.
+
+    A data set that fits one chunk is one scheduler run: the same rounds and engine calls as any run of it.
+    """
     names = [s.name for s in specs]
     log = ChunkLog(out, chunk_plan(source, config)) if out is not None else None
     done = log.finished if log is not None else []
+    several = source.chunk_count > 1  # one chunk is the whole run: the scheduler's own progress, no chunk lines
     shown = ChunkProgress(source.count, source.chunk_count, sum(r["rows"] for r in done), len(done),
-                          enabled=progress)
+                          enabled=progress and several)
     parts: list[ChunkScored] = []
-    scorer = _scorer(engine, emb, store, specs, config, progress and stderr_is_terminal(), source.chunk_count)
+    inner = progress and (stderr_is_terminal() or not several)
+    scorer = _scorer(engine, emb, store, specs, config, inner, source.chunk_count)
     with contextlib.closing(shown):
         for scored in scorer.score(source.chunks(log.next_chunk if log is not None else 0)):
             if log is None:
@@ -191,21 +152,29 @@ def evaluate_chunks(
     if log is None:
         samples = [s for p in parts for s in p.samples]
         return EvaluationResult(samples, specs, merged([p.output for p in parts], names), info)
+    result = _folder_result(log, specs, config, {**info, "chunks": {"size": source.size,
+                                                                    "count": len(log.finished)}})
+    result.save(log.folder)  # its rows are there already: this writes summary.json
+    if report and result.sample_count <= REPORT_SAMPLES:
+        from localeval.report.html import write_report
+
+        write_report(log.folder)
+    return result
+
+
+def _folder_result(log: ChunkLog, specs: list[MetricSpec], config: RunConfig,
+                   info: dict[str, Any]) -> EvaluationResult:
+    """The result of a run folder's finished chunks: each metric's values from the chunk log where that is
+    enough, else from one pass over scores.jsonl (relevancy and unanswerable rows for the strata, soft scores)."""
+    names = [s.name for s in specs]
     relevancy = [n for n in names if base_name(n) == "answer_relevancy"]
     quick = not relevancy and not config.settings.soft  # the log keeps values, not soft scores
     disk = (ScoresOnDisk.from_log(log.finished, names) if quick else None) or ScoresOnDisk(
         log.folder, names, relevancy)
     output = totals(log.finished, names)
     output.outcomes = disk.outcomes
-    info = {**info, "chunks": {"size": source.size, "count": len(log.finished)}}
-    result = ChunkedResult([], specs, output, info, folder=log.folder, count=disk.count, strata_data=_strata(disk),
-                           soft_data=disk.soft)
-    write_summary(log.folder, result.summary_dict())
-    if report and disk.count <= REPORT_SAMPLES:
-        from localeval.report.html import write_report
-
-        write_report(log.folder)
-    return result
+    rows = FolderRows(log.folder, disk.count, disk.soft, _strata(disk))
+    return EvaluationResult(rows, specs, output, info)
 
 
 def _strata(disk: ScoresOnDisk) -> dict[str, Any]:
@@ -228,15 +197,4 @@ def _scorer(engine: Any, emb: Any, store: JudgeCache, specs: list[MetricSpec], c
     return LocalChunks(config.scheduler(engine, emb, store, inner_progress), specs)
 
 
-def plan_of(folder: str | Path) -> dict[str, Any] | None:
-    """The plan of a chunked run folder (None: not a chunked run)."""
-    path = Path(folder) / "chunks.jsonl"
-    if not path.exists():
-        return None
-    with path.open(encoding="utf-8") as handle:
-        head = json.loads(handle.readline() or "{}")
-    plan = head.get("plan") if isinstance(head, dict) else None
-    return plan if isinstance(plan, dict) else None
-
-
-__all__ = ["EAGER_BYTES", "REPORT_SAMPLES", "ChunkedResult", "Source", "check_out", "evaluate_chunks", "open_source"]
+__all__ = ["EAGER_BYTES", "REPORT_SAMPLES", "Source", "check_out", "evaluate_chunks", "open_source", "run_chunks"]

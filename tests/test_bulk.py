@@ -13,11 +13,11 @@ import pandas as pd
 import pytest
 
 import localeval
-from localeval.bulk import ChunkedResult
 from localeval.cli import main
 from localeval.engine.base import Request
 from localeval.engine.scripted import ScriptedEngine, rule_script
 from localeval.progress import ChunkProgress
+from localeval.result import FolderRows, MemoryRows
 from localeval.store.chunks import CHUNKS
 
 METRICS = "faithfulness,context_precision"
@@ -60,7 +60,7 @@ def test_a_chunked_run_scores_and_summarizes_like_one_run(tmp_path: Path) -> Non
     engine = ScriptedEngine(rule_script)
     chunked = localeval.evaluate(write(tmp_path / "d.jsonl", data), metrics=METRICS, judge=engine,
                                  out=tmp_path / "chunked", progress=False, report=False, chunk_size=5)
-    assert isinstance(chunked, ChunkedResult) and not isinstance(whole, ChunkedResult)
+    assert isinstance(chunked.source, FolderRows) and isinstance(whole.source, FolderRows)  # both read back
     assert (tmp_path / "chunked/scores.jsonl").read_text() == (tmp_path / "whole/scores.jsonl").read_text()
     assert (tmp_path / "chunked/samples.jsonl").read_text() == (tmp_path / "whole/samples.jsonl").read_text()
     one, many = (json.loads((tmp_path / f"{r}/summary.json").read_text()) for r in ("whole", "chunked"))
@@ -69,7 +69,7 @@ def test_a_chunked_run_scores_and_summarizes_like_one_run(tmp_path: Path) -> Non
     for key in ("asks", "judge_calls", "prompt_tokens", "completion_tokens", "samples"):
         assert many["total"][key] == one["total"][key], key
     assert many["total"]["engine_calls"] == 5 * one["total"]["engine_calls"]  # 5 chunks, same rounds each
-    assert many["run"]["chunks"] == {"size": 5, "count": 5}
+    assert many["run"]["chunks"] == {"size": 5, "count": 5} and one["run"]["chunks"] == {"size": 4096, "count": 1}
     assert len(engine.calls) == 10 and max(len({sample_of(r) // 5 for r in c}) for c in engine.calls) == 1
     assert chunked.to_pandas().equals(whole.to_pandas())
     assert chunked.rows() == whole.rows()
@@ -92,9 +92,11 @@ def test_the_engines_default_chunk_size_cuts_a_large_data_set(monkeypatch: pytes
     monkeypatch.setitem(localeval.config.CHUNK_SIZES, "other", 4)
     result = localeval.evaluate(rows(10), metrics=METRICS, judge=ScriptedEngine(rule_script), out=tmp_path / "r",
                                 progress=False, report=False)
-    assert isinstance(result, ChunkedResult) and result.info["chunks"] == {"size": 4, "count": 3}
-    small = localeval.evaluate(rows(4), metrics=METRICS, judge=ScriptedEngine(rule_script), progress=False)
-    assert not isinstance(small, ChunkedResult) and small.output.rounds == 2
+    assert result.info["chunks"] == {"size": 4, "count": 3}
+    engine = ScriptedEngine(rule_script)
+    small = localeval.evaluate(rows(4), metrics=METRICS, judge=engine, progress=False)
+    assert isinstance(small.source, MemoryRows) and "chunks" not in small.info
+    assert small.output.rounds == small.output.engine_calls == len(engine.calls) == 2  # one chunk: one run
 
 
 class Interrupt:
@@ -257,7 +259,6 @@ def test_a_rescored_chunked_run_reruns_from_its_cache_alone(tmp_path: Path) -> N
 def test_a_chunked_result_saves_a_copy_of_its_run_folder(tmp_path: Path) -> None:
     result = localeval.evaluate(rows(9), metrics=METRICS, judge=ScriptedEngine(rule_script), out=tmp_path / "run",
                                 progress=False, chunk_size=4, report=False)
-    assert isinstance(result, ChunkedResult)
     copy = result.save(tmp_path / "copy")
     for name in ("scores.jsonl", "samples.jsonl"):
         assert (copy / name).read_text() == (tmp_path / "run" / name).read_text()

@@ -112,18 +112,18 @@ def test_two_processes_writing_one_run_folder_are_refused(tmp_path) -> None:
 
 def test_disk_full_when_writing_results_is_a_clear_error_and_the_cache_survives(tmp_path, monkeypatch) -> None:
     run = tmp_path / "run"
-    original = Path.write_text
+    original = Path.open
 
-    def full(self, *args, **kwargs):
-        if self.name.startswith("scores.jsonl"):
+    def full(self, mode="r", *args, **kwargs):
+        if self.name == "scores.jsonl" and "a" in mode:  # a chunk's rows appended once it is scored
             raise OSError(errno.ENOSPC, "No space left on device")
-        return original(self, *args, **kwargs)
+        return original(self, mode, *args, **kwargs)
 
-    monkeypatch.setattr(Path, "write_text", full)
-    with pytest.raises(LocalevalError, match=r"No space left on device.*cache is intact"):
+    monkeypatch.setattr(Path, "open", full)
+    with pytest.raises(LocalevalError, match=r"No space left on device.*judge cache .*intact"):
         evaluate([_row(0), _row(1)], metrics="faithfulness", judge=ScriptedEngine(rule_script), out=run,
                  progress=False)
-    monkeypatch.setattr(Path, "write_text", original)
+    monkeypatch.setattr(Path, "open", original)
     engine = ScriptedEngine(rule_script)
     evaluate([_row(0), _row(1)], metrics="faithfulness", judge=engine, out=run, progress=False)
     assert engine.requests == []  # every answer came from the cache

@@ -102,8 +102,8 @@ def test_no_cache_and_a_shared_cache(tmp_path) -> None:
     evaluate(rows, metrics="faithfulness", judge=engine, out=tmp_path / "b", cache=shared, progress=False)
     assert engine.requests == [] and not (tmp_path / "b" / "judge.sqlite").exists()
     engine = ScriptedEngine(rule_script)
-    evaluate(rows, metrics="faithfulness", judge=engine, out=tmp_path / "a", cache=False, progress=False)
-    assert len(engine.requests) == 6
+    evaluate(rows, metrics="faithfulness", judge=engine, out=tmp_path / "c", cache=False, progress=False)
+    assert len(engine.requests) == 6 and not (tmp_path / "c" / "judge.sqlite").exists()
 
 
 def test_rescore_recomputes_from_the_cache_without_a_model(tmp_path, monkeypatch) -> None:

@@ -1,9 +1,10 @@
 """Chunks of a data set scored one after another, each chunk's rounds run by the scheduler as a whole run's are.
 
-A chunk scorer takes ``(index, samples)`` pairs and yields ``ChunkScored`` in chunk order; the caller writes
-each to the run folder before asking for the next. ``LocalChunks`` runs them in this process with one
-scheduler (one engine, embedder and cache for every chunk); ``localeval.scheduler.ray_chunks.RayChunks``
-sends them to engine replicas.
+Every run is scored this way (``localeval.bulk``); a data set that fits one chunk is one scheduler run. A chunk
+scorer takes ``(index, samples)`` pairs and yields ``ChunkScored`` in chunk order; the caller writes each to the
+run folder before asking for the next, or, without one, joins their outputs (``merged``). ``LocalChunks`` runs
+them in this process with one scheduler (one engine, embedder and cache for every chunk);
+``localeval.scheduler.ray_chunks.RayChunks`` sends them to engine replicas.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""A chunked run on disk: each finished chunk's rows appended to scores.jsonl, and a log of the finished chunks.
+"""A run in its run folder: each finished chunk's rows appended to scores.jsonl, and a log of the finished chunks
+(a run whose data fits one chunk has one line in it).
 
 ``chunks.jsonl`` starts with the run's plan (what decides its scores, the chunk size and the data), then
 holds one line per finished chunk: its index, rows, cost, and the sizes scores.jsonl and samples.jsonl
@@ -11,14 +12,14 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from localeval.errors import LocalevalError
 from localeval.nan import Nan
 from localeval.steps import Outcome
-from localeval.store.run_folder import SAMPLES, SCORES
+from localeval.store.run_folder import SAMPLES, SCORES, iter_jsonl
 
 CHUNKS = "chunks.jsonl"
 
@@ -56,8 +57,8 @@ class ChunkLog:
                 self.path.write_text("".join(json.dumps(r) + "\n" for r in [{"plan": self.plan}, *records]),
                                      encoding="utf-8")
             else:
-                for name in (SCORES, SAMPLES):
-                    (self.folder / name).write_bytes(b"")
+                for name in (SCORES, SAMPLES):  # written again from the first chunk, which creates them
+                    (self.folder / name).unlink(missing_ok=True)
                 self.path.write_text(json.dumps({"plan": self.plan}) + "\n", encoding="utf-8")
         except (OSError, KeyError, ValueError) as error:
             raise LocalevalError(f"{self.path}: cannot resume the chunked run ({error}); "
@@ -103,15 +104,6 @@ def _append(path: Path, text: str) -> int:
         ) from error
 
 
-def iter_score_rows(folder: str | Path) -> Iterator[dict[str, Any]]:
-    """The rows of scores.jsonl, read one at a time."""
-    path = Path(folder) / SCORES
-    with path.open(encoding="utf-8") as handle:
-        for line in handle:
-            if line.strip():
-                yield json.loads(line)
-
-
 class ScoresOnDisk:
     """What a summary needs from scores.jsonl, read in one pass: per metric every value or Nan, in row order,
     and the rows the strata need (unanswerable rows, and response relevancy's values)."""
@@ -123,7 +115,7 @@ class ScoresOnDisk:
         self.count = 0
         nans: dict[str, Nan] = {}
         values: dict[float, float] = {}  # one object per distinct score: most scores repeat
-        for row in iter_score_rows(folder):
+        for row in iter_jsonl(folder, SCORES):
             self.count += 1
             for name in metrics:
                 cell = row["metrics"][name]
@@ -144,7 +136,7 @@ class ScoresOnDisk:
     @classmethod
     def from_log(cls, records: Sequence[Mapping[str, Any]], metrics: Sequence[str]) -> ScoresOnDisk | None:
         """The same from the values chunks.jsonl keeps, where the strata need no row (no unanswerable sample);
-        None when they do, or a record predates the values."""
+        None when they do, or a record lacks the values."""
         if any("values" not in r or r.get("unanswerable", 1) for r in records):
             return None
         disk = cls.__new__(cls)
@@ -158,4 +150,4 @@ class ScoresOnDisk:
         return disk
 
 
-__all__ = ["CHUNKS", "ChunkLog", "ScoresOnDisk", "iter_score_rows"]
+__all__ = ["CHUNKS", "ChunkLog", "ScoresOnDisk"]

@@ -128,7 +128,7 @@ def _same_samples(folder: Path, chunks: Chunks, held: HeldRun, count: int) -> bo
     if path.is_file() and path.stat().st_size:
         with path.open("rb") as handle:
             match = _match(handle, (samples_text(chunk).encode("utf-8") for chunk in chunks()))
-    else:  # written before samples.jsonl was: the ids of scores.jsonl
+    else:  # a run folder without samples.jsonl (an older localeval's): the ids of scores.jsonl
         with (folder / SCORES).open("rb") as handle:
             ids = [str(row.get("id")) if isinstance(row, dict) else "" for row in map(_loads, handle)]
         new = [str(s.id) for chunk in chunks() for s in chunk]

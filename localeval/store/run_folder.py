@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -63,13 +63,22 @@ def write_samples(folder: Path, samples: Iterable[Any]) -> Path:
     return path
 
 
+def sample_record(sample: Any) -> dict[str, Any]:
+    """A sample as samples.jsonl holds it: its fields that are set, lists as lists, ``extra`` left out."""
+    return {k: _clean(v) for k, v in sample.__dict__.items() if v is not None and k != "extra"}
+
+
 def samples_text(samples: Iterable[Any]) -> str:
-    """samples.jsonl lines of these samples (empty fields and ``extra`` left out)."""
-    rows = []
-    for s in samples:
-        row = {k: v for k, v in s.__dict__.items() if v is not None and k != "extra"}
-        rows.append(json.dumps(_clean(row), ensure_ascii=False) + "\n")
-    return "".join(rows)
+    """samples.jsonl lines of these samples (``sample_record`` of each)."""
+    return "".join(json.dumps(sample_record(s), ensure_ascii=False) + "\n" for s in samples)
+
+
+def iter_jsonl(folder: str | Path, name: str) -> Iterator[dict[str, Any]]:
+    """The rows of a run folder's JSONL file (scores.jsonl, samples.jsonl), read one at a time."""
+    with (Path(folder) / name).open(encoding="utf-8") as handle:
+        for line in handle:
+            if line.strip():
+                yield json.loads(line)
 
 
 def result_rows(samples: Sequence[Any], metrics: Sequence[str], output: Any) -> list[dict[str, Any]]:

@@ -53,6 +53,11 @@ def built(monkeypatch: pytest.MonkeyPatch) -> list[ScriptedEngine]:
     return engines
 
 
+def plan(run: Path) -> dict[str, Any]:
+    """The plan at the head of the run folder's chunk log."""
+    return json.loads((run / CHUNKS).read_text().splitlines()[0])["plan"]
+
+
 def run(data: Any, out: Path, metrics: str = "faithfulness", **kwargs: Any) -> localeval.EvaluationResult:
     return localeval.evaluate(data, metrics=metrics, judge="judge-folder", out=out, progress=False, report=False,
                               **kwargs)
@@ -108,7 +113,7 @@ def test_replace_overwrites_the_run_and_keeps_its_cache(tmp_path: Path, built) -
     (out / CHUNKS).write_text('{"plan": {}}\n')  # a stale chunk log goes too
     run(rows(2, start=10), out, replace=True)
     assert ids(out) == ["r10", "r11"] and columns(out) == ["faithfulness"]
-    assert (out / "judge.sqlite").exists() and not (out / CHUNKS).exists()
+    assert (out / "judge.sqlite").exists() and plan(out)["data"] == {"records": 2, "first_id": "r10", "last_id": "r11"}
     run(rows(3), out, metrics="faithfulness,context_recall", replace=True)  # back: answered from the kept cache
     assert built[-1].requests == []
 
@@ -136,8 +141,9 @@ def test_a_data_file_copied_elsewhere_is_the_same_data(tmp_path: Path, built) ->
     run(data, out, chunk_size=3)
     copy = write(tmp_path / "copy.jsonl", rows(4))  # another path and time: its samples are compared
     run(copy, out, chunk_size=3)
-    run(rows(4), out)  # and in memory, unchunked: the chunk log of the chunked run goes
-    assert not (out / CHUNKS).exists() and ids(out) == ["r0", "r1", "r2", "r3"]
+    run(rows(4), out)  # and in memory, in one chunk: the chunk log is this run's
+    assert plan(out)["data"] == {"records": 4, "first_id": "r0", "last_id": "r3"}
+    assert ids(out) == ["r0", "r1", "r2", "r3"]
 
 
 def test_a_folder_without_scores_is_free(tmp_path: Path, built) -> None:
@@ -168,8 +174,10 @@ def test_the_command_stops_before_loading_a_judge_and_names_replace(tmp_path: Pa
 def test_a_run_written_before_samples_jsonl_is_compared_by_ids(tmp_path: Path, built) -> None:
     out = tmp_path / "run"
     run(rows(3), out)
-    (out / "samples.jsonl").unlink()
+    for name in ("samples.jsonl", CHUNKS):  # such a run wrote neither
+        (out / name).unlink()
     run(rows(3), out)  # the same ids: the same run
-    (out / "samples.jsonl").unlink()
+    for name in ("samples.jsonl", CHUNKS):
+        (out / name).unlink()
     with pytest.raises(LocalevalError, match="its samples are not this run's"):
         run(rows(3, start=1), out)
