@@ -47,6 +47,15 @@ def ray_cluster() -> Iterator[Any]:
         ray.shutdown()
 
 
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """A Python file here other than ``test_*.py`` and ``conftest.py`` holds no tests: it is a helper a test imports
+    or a script a test runs (some need packages only their own venv has). ``--doctest-modules``, on for
+    localeval's docstring examples, would import it as a module to search: it is left out instead."""
+    if collection_path.suffix == ".py" and not collection_path.name.startswith("test_"):
+        return collection_path.name != "conftest.py"
+    return None
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Tests marked ``vllm`` run the real vLLM engine: where vLLM is not installed they are deselected, and
     the header says so (``make test-vllm`` builds the vLLM-on-CPU venv and runs them)."""
