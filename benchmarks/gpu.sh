@@ -26,11 +26,11 @@ else
   ragas_args+=(--ragas-time-limit "${RAGAS_TIME_LIMIT:-3600}" --ragas-json "$results/ragas_run.json")
 fi
 
-"$python" benchmarks/speed_vs_ragas.py --n "$n" --judge "$judge" --embedder "$embedder" --engine vllm \
+"$python" -m benchmarks.speed.speed_vs_ragas --n "$n" --judge "$judge" --embedder "$embedder" --engine vllm \
   "${ragas_args[@]}" --run-dir "runs/bench-gpu-$name" --out "$results/speed_vs_ragas.json" \
   | tee "$results/speed_vs_ragas.txt"
 
-"$python" benchmarks/agreement.py --judge "$judge" --embedder "$embedder" --engine vllm \
+"$python" -m benchmarks.quality.agreement --judge "$judge" --embedder "$embedder" --engine vllm \
   --out "$results/agreement.json" | tee "$results/agreement.txt"
 
 # The judge server engine: vLLM's OpenAI server on the same judge, localeval and Ragas pointed at it, then the
@@ -46,7 +46,7 @@ if [[ "${SKIP_SERVER:-0}" != 1 ]]; then
 fi
 
 if [[ "${SCALING:-0}" == 1 ]]; then
-  "$python" benchmarks/scaling.py --sizes "${SIZES:-10,50,200,1000}" --top-k 1,3,5 --judge "$judge" \
+  "$python" -m benchmarks.speed.scaling --sizes "${SIZES:-10,50,200,1000}" --top-k 1,3,5 --judge "$judge" \
     --embedder "$embedder" --engine vllm --out "$results/scaling.json" | tee "$results/scaling.txt"
 fi
 echo "results in $results/"

@@ -2,7 +2,7 @@
 
 OpenMP's default lets an idle thread spin for a while before it sleeps. On a CPU that other work
 shares, threads that spin while they wait for each other take the cores the others need, and a run on
-two threads can be many times slower than on one (benchmarks/threads.py compares them); with
+two threads can be many times slower than on one (benchmarks/speed/threads.py compares them); with
 ``OMP_WAIT_POLICY=PASSIVE`` a waiting thread sleeps, so adding a thread does not slow a run down.
 OpenMP reads the policy once, when torch loads, so it is set when localeval is imported, if torch
 is not loaded yet and the user has not chosen a policy.

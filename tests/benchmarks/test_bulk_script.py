@@ -1,4 +1,4 @@
-"""benchmarks/bulk.py runs end to end on small sizes and writes what it measured."""
+"""benchmarks/speed/bulk.py runs end to end on small sizes and writes what it measured."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.mark.slow  # runs the script and its children in subprocesses
 def test_bulk_measures_wall_overhead_and_peak_memory_per_size(tmp_path: Path) -> None:
     out = tmp_path / "bulk.json"
-    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bulk.py"), "--sizes", "30,70", "--chunk-size",
+    done = subprocess.run([sys.executable, "-m", "benchmarks.speed.bulk", "--sizes", "30,70", "--chunk-size",
                            "20", "--out", str(out)], capture_output=True, text=True, timeout=300, cwd=ROOT)
     assert done.returncode == 0, done.stderr[-2000:]
     data = json.loads(out.read_text())

@@ -1,15 +1,11 @@
-"""run_identity.py: two runs of the same samples compared sample by sample."""
+"""benchmarks/identity/run_identity.py: two runs of the same samples compared sample by sample."""
 
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "benchmarks"))
-
-import run_identity as ri  # noqa: E402
+import benchmarks.identity.run_identity as ri
 
 
 def _run(folder: Path, rows: list[dict]) -> Path:

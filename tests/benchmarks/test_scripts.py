@@ -13,8 +13,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _run(script: str, *args: str) -> str:
-    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / script), "--engine", "scripted", *args],
+def _run(module: str, *args: str) -> str:
+    """``python -m benchmarks.MODULE --engine scripted ARGS`` from the repository root, as the README runs it."""
+    done = subprocess.run([sys.executable, "-m", f"benchmarks.{module}", "--engine", "scripted", *args],
                           capture_output=True, text=True, timeout=300, cwd=ROOT)
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout
@@ -22,17 +23,17 @@ def _run(script: str, *args: str) -> str:
 
 @pytest.mark.slow  # runs the script in a subprocess
 def test_agreement_and_judge_settings(tmp_path):
-    out = _run("agreement.py", "--limit", "2", "--votes", "3", "--out", str(tmp_path / "a.json"))
+    out = _run("quality.agreement", "--limit", "2", "--votes", "3", "--out", str(tmp_path / "a.json"))
     assert "ff.csv" in out and "cr.csv" in out
     data = json.loads((tmp_path / "a.json").read_text())
     assert data["settings"]["votes"] == 3 and [f["pairs"] for f in data["files"]] == [2, 2, 2]
     assert data["partial"] is False
-    out = _run("judge_settings.py", "--limit", "2", "--only", "1,2", "--out", str(tmp_path / "s.json"))
+    out = _run("quality.judge_settings", "--limit", "2", "--only", "1,2", "--out", str(tmp_path / "s.json"))
     rows = json.loads((tmp_path / "s.json").read_text())["settings"]
     assert [r["name"] for r in rows] == ["default (reasons, all examples, greedy)", "no reasons"]
     assert rows[1]["settings"]["reasons"] is False
-    _run("agreement.py", "--limit", "3", "--out", str(tmp_path / "full.json"))  # the default, on more pairs
-    _run("judge_settings.py", "--limit", "2", "--only", "1,2", "--default-from", str(tmp_path / "full.json"),
+    _run("quality.agreement", "--limit", "3", "--out", str(tmp_path / "full.json"))  # the default, on more pairs
+    _run("quality.judge_settings", "--limit", "2", "--only", "1,2", "--default-from", str(tmp_path / "full.json"),
          "--out", str(tmp_path / "r.json"))
     reused = json.loads((tmp_path / "r.json").read_text())["settings"]
     assert reused[0]["from"] == str(tmp_path / "full.json")
@@ -42,7 +43,7 @@ def test_agreement_and_judge_settings(tmp_path):
 
 @pytest.mark.slow  # runs the script in a subprocess
 def test_scaling(tmp_path):
-    out = _run("scaling.py", "--sizes", "2,4", "--top-k", "1,2", "--out", str(tmp_path / "s.json"))
+    out = _run("speed.scaling", "--sizes", "2,4", "--top-k", "1,2", "--out", str(tmp_path / "s.json"))
     assert "samples/s" in out
     data = json.loads((tmp_path / "s.json").read_text())
     assert all(isinstance(c["nan_reasons"], dict) for c in data["cells"])
@@ -54,8 +55,7 @@ def test_scaling(tmp_path):
 
 @pytest.mark.slow  # runs the script in a subprocess
 def test_speed_vs_ragas_reuses_a_ragas_result_only_for_the_same_samples(tmp_path):
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    from clapnq import build_samples, write_jsonl
+    from benchmarks.clapnq import build_samples, write_jsonl
 
     samples = write_jsonl(build_samples(2, seed=0, top_k=2, wrong_share=0.3), tmp_path / "samples.jsonl")
     metric = {"ragas_class": "Faithfulness", "values": [None, None], "scored": 2, "valid": 0, "mean": None,
@@ -68,21 +68,20 @@ def test_speed_vs_ragas_reuses_a_ragas_result_only_for_the_same_samples(tmp_path
     (tmp_path / "ragas.json").write_text(json.dumps(ragas))
     args = ["--n", "2", "--top-k", "2", "--ragas-result", str(tmp_path / "ragas.json"),
             "--run-dir", str(tmp_path / "run"), "--out", str(tmp_path / "speed.json")]
-    out = _run("speed_vs_ragas.py", *args)
+    out = _run("speed.speed_vs_ragas", *args)
     assert "localeval / Ragas" in out
     result = json.loads((tmp_path / "speed.json").read_text())
     assert result["ragas"]["reused_from"] == str(tmp_path / "ragas.json")
     assert result["ratio_localeval_over_ragas"]["judge_calls"] == pytest.approx(
         result["localeval"]["judge_calls"] / 12, rel=1e-3)
-    other = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "speed_vs_ragas.py"), "--engine", "scripted",
+    other = subprocess.run([sys.executable, "-m", "benchmarks.speed.speed_vs_ragas", "--engine", "scripted",
                             *args[:2], "--top-k", "3", *args[4:]], capture_output=True, text=True, cwd=ROOT)
     assert other.returncode != 0 and "measured on other samples" in other.stderr
     assert "== localeval" not in other.stdout  # stopped before localeval's side ran, not after
 
 
 def test_judge_settings_takes_the_default_row_only_from_a_whole_run_from_the_first_question(tmp_path):
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    from judge_settings import _finished, default_row
+    from benchmarks.quality.judge_settings import _finished, default_row
 
     path = tmp_path / "agreement.json"
     assert not _finished(path)  # not there yet

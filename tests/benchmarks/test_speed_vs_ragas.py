@@ -1,16 +1,12 @@
-"""speed_vs_ragas.py's whole-process timing: the command it times, and how Ragas' whole run is counted."""
+"""speed/speed_vs_ragas.py's whole-process timing: the command it times, and how Ragas' whole run is counted."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "benchmarks"))
-
-import speed_vs_ragas as svr  # noqa: E402
+import benchmarks.speed.speed_vs_ragas as svr
 
 
 def _args(*argv: str):

@@ -9,12 +9,10 @@ from pathlib import Path
 
 import pytest
 
+import benchmarks.identity.verdict_identity as vi
 from localeval.engine.base import Choice, Request, Result
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "benchmarks"))
-
-import verdict_identity as vi  # noqa: E402
 
 
 def _result(*texts: str) -> Result:
@@ -65,7 +63,7 @@ def test_candidates_parse_dtype_and_reason_bound():
 
 @pytest.mark.slow  # runs the script in a subprocess
 def test_the_script_runs_with_the_scripted_judge(tmp_path):
-    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "verdict_identity.py"), "--engine", "scripted",
+    done = subprocess.run([sys.executable, "-m", "benchmarks.identity.verdict_identity", "--engine", "scripted",
                            "--clapnq", "2", "--wikieval", "2", "--candidates", "float32,bfloat16+reason=40",
                            "--out", str(tmp_path / "v.json")], capture_output=True, text=True, timeout=300, cwd=ROOT)
     assert done.returncode == 0, done.stderr[-2000:]

@@ -49,7 +49,7 @@ class TransformersEngine:
     ``threads`` sets torch's
     (process-wide) thread count; unset, torch keeps one per core when OpenMP threads wait passively
     (localeval sets that on import, before torch loads), else 1: threads that spin for each other
-    on a shared CPU lose badly (``localeval.cpu_threads``, benchmarks/threads.py).
+    on a shared CPU lose badly (``localeval.cpu_threads``, benchmarks/speed/threads.py).
 
     ``profile`` adds up, over the engine's life, the seconds spent in each part of the work (prefill
     of shared prefixes and of each ask's own tokens, decode steps, grammar masking) and the token

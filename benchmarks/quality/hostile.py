@@ -1,6 +1,6 @@
 """How often hostile text sways the judge: the same false answer with and without an injection.
 
-    python benchmarks/hostile.py [--judge models/smollm2-135m-instruct]
+    python -m benchmarks.quality.hostile [--judge models/smollm2-135m-instruct]
 
 Each item of tests/fixtures/hostile.jsonl holds a false response (the context contradicts it) in two
 forms: plain, and carrying an instruction to the judge, fake JSON or the chat template's own markers.
@@ -17,13 +17,14 @@ from localeval import evaluate
 from localeval.config import JudgeOptions
 from localeval.nan import Nan
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
+RESULTS = Path(__file__).resolve().parent / "results"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--judge", default=None, help="judge model folder (default: the bundled one)")
-    parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "hostile.json"))
+    parser.add_argument("--out", default=str(RESULTS / "hostile.json"))
     parser.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
     args = parser.parse_args()
     rows = [json.loads(line) for line in (ROOT / "tests" / "fixtures" / "hostile.jsonl").read_text().splitlines()]

@@ -1,11 +1,11 @@
 """Which judge settings move agreement with humans: one WikiEval pairs run per setting, one table.
 
-    python benchmarks/judge_settings.py --limit 10 --threads 1
+    python -m benchmarks.quality.judge_settings --limit 10 --threads 1
 
 Settings compared (each against the default: reasons on, every few-shot example, greedy verdicts):
 no reason before the verdict (``--no-reasons``), fewer few-shot examples (``max_examples`` 0 and 1),
 and the majority of 3 sampled verdicts at temperature 0.7 (``--votes 3``). The judge is loaded once.
-Writes ``benchmarks/results/judge_settings.json``: accuracy per file, judge calls, completion tokens
+Writes ``benchmarks/quality/results/judge_settings.json``: accuracy per file, judge calls, completion tokens
 and seconds for every setting.
 """
 
@@ -17,9 +17,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+from benchmarks.bench import add_judge_arguments, describe_machine, localeval_models, machine_line, write_json
 
-from bench import RESULTS, add_judge_arguments, describe_machine, localeval_models, machine_line, write_json
+RESULTS = Path(__file__).resolve().parent / "results"
 
 SETTINGS: dict[str, dict[str, Any]] = {
     "default (reasons, all examples, greedy)": {},
@@ -111,7 +111,8 @@ def main(argv: list[str] | None = None) -> int:
     chosen = list(SETTINGS.items())
     if args.only:
         chosen = [chosen[int(i) - 1] for i in args.only.split(",")]
-    header = {"command": "python benchmarks/judge_settings.py " + " ".join(sys.argv[1:] if argv is None else argv),
+    header = {"command": "python -m benchmarks.quality.judge_settings "
+                         + " ".join(sys.argv[1:] if argv is None else argv),
               "machine": machine, "limit": args.limit}
     rows: list[dict[str, Any]] = []
     if args.default_from:

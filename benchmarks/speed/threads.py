@@ -1,6 +1,6 @@
 """Judge threads on a shared CPU: the same asks timed with 1 thread, 2 threads, and 2 passive-waiting threads.
 
-    python benchmarks/threads.py --asks 8 [--settings 1,2,2-passive,default]
+    python -m benchmarks.speed.threads --asks 8 [--settings 1,2,2-passive,default]
 
 Each setting runs in a fresh subprocess (``OMP_WAIT_POLICY`` is read once, when torch starts its
 thread pool), first on the machine as it is ("idle"), then beside a second torch process that
@@ -8,7 +8,7 @@ multiplies matrices without a pause ("busy", ``--load-threads`` threads, OpenMP'
 policy). "default" is localeval's own choice (no ``--threads``). The workload is fixed: the first
 asks of faithfulness and context precision on ``examples/rag_demo.jsonl`` (``--asks`` of them), one
 engine call, no cache, through the transformers engine and the bundled judge. Prints a table and
-writes ``benchmarks/results/threads.json``.
+writes ``benchmarks/speed/results/threads.json``.
 """
 
 from __future__ import annotations
@@ -22,10 +22,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+from benchmarks.bench import DEFAULT_JUDGE, REPO, describe_machine, machine_line, model_path, write_json
 
-from bench import DEFAULT_JUDGE, REPO, RESULTS, describe_machine, machine_line, model_path, write_json
-
+RESULTS = Path(__file__).resolve().parent / "results"
 SETTINGS: dict[str, tuple[str, int, str | None]] = {  # name: label, threads (0: localeval's default), policy
     "1": ("threads=1", 1, None),
     "2": ("threads=2", 2, None),
@@ -96,10 +95,10 @@ def run_setting(args: argparse.Namespace, threads: int, policy: str | None, busy
         load_env.pop("OMP_WAIT_POLICY", None)
         load = subprocess.Popen([sys.executable, "-c", LOAD, str(args.load_threads)], env=load_env)
         time.sleep(3)  # let it start spinning
-    command = [sys.executable, __file__, "--child", "--threads", str(threads), "--asks", str(args.asks),
-               "--judge", args.judge]
+    command = [sys.executable, "-m", "benchmarks.speed.threads", "--child", "--threads", str(threads),
+               "--asks", str(args.asks), "--judge", args.judge]
     try:
-        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=args.timeout)
+        done = subprocess.run(command, env=env, cwd=REPO, capture_output=True, text=True, timeout=args.timeout)
     except subprocess.TimeoutExpired:
         return {"seconds": None, "note": f"stopped after {args.timeout} s"}
     finally:

@@ -1,6 +1,6 @@
 """How often a faster judge setting gives the same verdicts as float32 greedy, on a fixed set of asks.
 
-    python benchmarks/verdict_identity.py --clapnq 8 --wikieval 25 --threads 1 \\
+    python -m benchmarks.identity.verdict_identity --clapnq 8 --wikieval 25 --threads 1 \\
         --candidates float32,bfloat16,reason=80,reason=40
 
 First localeval scores ClapNQ samples (six metrics) and both answers of WikiEval ``ff.csv``
@@ -18,7 +18,7 @@ prompts: no drift from earlier answers), in one engine call:
 A verdict is every integer in an answer's JSON (0/1 verdicts, ratings, the noncommittal flag), at its
 place; an ask's verdicts are identical when all of them are. Asks that answer with text only
 (statements, claims, questions) are counted apart, identical when the whole text is. Writes
-``benchmarks/results/verdict_identity.json``.
+``benchmarks/identity/results/verdict_identity.json``.
 """
 
 from __future__ import annotations
@@ -33,12 +33,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from bench import RESULTS, add_judge_arguments, describe_machine, localeval_models, machine_line, write_json
-from clapnq import build_samples
-
+from benchmarks.bench import add_judge_arguments, describe_machine, localeval_models, machine_line, write_json
+from benchmarks.clapnq import build_samples
 from localeval.engine.base import Request, Result
+
+RESULTS = Path(__file__).resolve().parent / "results"
 
 CLAPNQ_METRICS = ("faithfulness", "answer_relevancy", "context_precision", "context_recall",
                   "factual_correctness", "noise_sensitivity")
@@ -216,7 +215,8 @@ def main(argv: list[str] | None = None) -> int:
                "at_or_over_smallest_bound": at_bound, "bounds": sorted(set(b for b in bounds if b))}
     print(f"reasons in the float32 answers: {reasons}", flush=True)
     results: list[dict[str, Any]] = []
-    header = {"command": "python benchmarks/verdict_identity.py " + " ".join(sys.argv[1:] if argv is None else argv),
+    header = {"command": "python -m benchmarks.identity.verdict_identity "
+                         + " ".join(sys.argv[1:] if argv is None else argv),
               "machine": machine, "asks": len(reference), "reference_seconds": round(recorder.seconds, 1),
               "reference_completion_tokens": sum(c.completion_tokens for _, r in reference for c in r.choices),
               "reasons": reasons}

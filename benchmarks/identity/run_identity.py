@@ -1,6 +1,6 @@
 """How far two runs over the same samples agree, sample by sample: a faster setting against the default.
 
-    python benchmarks/run_identity.py runs/float32 runs/bfloat16-stop-repeats
+    python -m benchmarks.identity.run_identity runs/float32 runs/bfloat16-stop-repeats
 
 Both folders are ``localeval evaluate`` runs of the same samples and metrics (their ``scores.jsonl``).
 Per metric it counts the samples whose score is identical in both runs (NaN counts as equal to NaN),
@@ -22,9 +22,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from bench import write_json
+from benchmarks.bench import write_json
 
 
 def read_scores(run: Path) -> dict[str, dict[str, Any]]:
@@ -153,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
     figures = identity(read_scores(Path(args.run_a)), read_scores(Path(args.run_b)))
     print(table(figures))
     if args.json:
-        write_json(args.json, {"command": "python benchmarks/run_identity.py " + " ".join(sys.argv[1:]),
+        write_json(args.json, {"command": "python -m benchmarks.identity.run_identity " + " ".join(sys.argv[1:]),
                                "run_a": args.run_a, "run_b": args.run_b, "metrics": figures})
     return 0
 

@@ -1,14 +1,14 @@
 """Bulk runs: wall time, per-sample overhead and peak memory of chunked runs at 10k, 100k and 1M samples.
 
-    python benchmarks/bulk.py                               # 10k, 100k, 1M samples, in this process's machine
-    python benchmarks/bulk.py --sizes 10000,50000           # other sizes
-    python benchmarks/bulk.py --sizes 20000 --replicas 1,2,4   # chunks through 1, 2, 4 scripted Ray replicas
+    python -m benchmarks.speed.bulk                               # 10k, 100k, 1M samples, in this process's machine
+    python -m benchmarks.speed.bulk --sizes 10000,50000           # other sizes
+    python -m benchmarks.speed.bulk --sizes 20000 --replicas 1,2,4   # chunks through 1, 2, 4 scripted Ray replicas
 
 The scripted judge (``rule_script``, no model) scores faithfulness and context precision on generated
 samples with 3 contexts each, written as JSON lines into a temporary folder. Each size runs in a fresh
 subprocess through the Python API into a run folder with its judge cache (what a real bulk run does); the
 child reports its wall time (the ``evaluate`` call) and its peak resident memory (``ru_maxrss``).
-Writes ``benchmarks/results/bulk.json`` (or ``--out``).
+Writes ``benchmarks/speed/results/bulk.json`` (or ``--out``).
 """
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+from benchmarks.bench import REPO, describe_machine, machine_line, write_json
 
-from bench import REPO, RESULTS, describe_machine, machine_line, write_json
+RESULTS = Path(__file__).resolve().parent / "results"
 
 METRICS = "faithfulness,context_precision"
 TOPICS = ("river", "bridge", "harbour", "market", "tower", "library", "garden")
@@ -98,8 +98,8 @@ def child(args: argparse.Namespace) -> int:
 def run_size(n: int, folder: Path, args: argparse.Namespace, replicas: int) -> dict[str, Any]:
     """Generate the data, then measure one run of it in a fresh subprocess."""
     data = write_data(folder / f"data_{n}.jsonl", n)
-    command = [sys.executable, __file__, "--child", "--data", str(data), "--run", str(folder / f"run_{n}_{replicas}"),
-               "--replica-count", str(replicas)]
+    command = [sys.executable, "-m", "benchmarks.speed.bulk", "--child", "--data", str(data),
+               "--run", str(folder / f"run_{n}_{replicas}"), "--replica-count", str(replicas)]
     command += ["--chunk-size", str(args.chunk_size)] if args.chunk_size else []
     command += ["--no-cache"] if args.no_cache else []
     command += ["--progress"] if args.progress else []
@@ -147,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
             c = cells[-1]
             print(f"{n:,} samples, {replicas} replicas: {c['wall_seconds']:.1f} s, {c['ms_per_sample']:.3f} ms/sample, "
                   f"peak {c['peak_mb']:.0f} MB", flush=True)
-            write_json(args.out, {"command": "python benchmarks/bulk.py " + " ".join(sys.argv[1:] if argv is None
+            write_json(args.out, {"command": "python -m benchmarks.speed.bulk " + " ".join(sys.argv[1:] if argv is None
                                                                                       else argv),
                                   "machine": machine, "metrics": METRICS.split(","), "contexts_per_sample": 3,
                                   "cache": not args.no_cache, "partial": len(cells) < len(grid), "cells": cells})

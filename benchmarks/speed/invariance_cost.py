@@ -1,17 +1,18 @@
 """What batch invariance costs: the same fixed asks answered by each dtype of the transformers engine, timed.
 
-    python benchmarks/invariance_cost.py --n 10 --threads 1                    # records the asks, then times
+    python -m benchmarks.speed.invariance_cost --n 10 --threads 1                    # records the asks, then times
     git worktree add /tmp/before <commit before the invariant kernels>
-    PYTHONPATH=/tmp/before python benchmarks/invariance_cost.py --label before --dtypes bfloat16
+    PYTHONPATH=/tmp/before:. python -P -m benchmarks.speed.invariance_cost --label before --dtypes bfloat16
 
 ``--asks N`` times only the first N recorded asks (a CPU without bfloat16 instructions runs bfloat16 slowly).
 
 The first run scores ``--n`` ClapNQ samples under the six metrics of ``speed_vs_ragas.py`` with the default
-judge, records every ask it sends (``benchmarks/results/invariance_asks_n{N}.jsonl``), then has each dtype
+judge, records every ask it sends (``benchmarks/speed/results/invariance_asks_n{N}.jsonl``), then has each dtype
 answer exactly those asks again, all in one engine call, on a freshly loaded engine. A later run with
 ``--label`` replays the same recorded asks with whatever ``localeval`` Python imports (point ``PYTHONPATH``
-at another checkout to time an earlier code path). Every run adds its rows to
-``benchmarks/results/invariance_cost.json``: generation seconds, completion tokens, and how many answers
+at another checkout to time an earlier code path; ``-P`` keeps ``python -m`` from putting this checkout, the
+current directory, before it, and the trailing ``.`` finds ``benchmarks`` here). Every run adds its rows to
+``benchmarks/speed/results/invariance_cost.json``: generation seconds, completion tokens, and how many answers
 are the same text as the first row's answers for the same asks.
 """
 
@@ -25,9 +26,9 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+from benchmarks.bench import describe_machine, machine_line, write_json
 
-from bench import RESULTS, describe_machine, machine_line, write_json
+RESULTS = Path(__file__).resolve().parent / "results"
 
 METRICS = ["faithfulness", "answer_relevancy", "context_precision", "context_recall", "factual_correctness",
            "noise_sensitivity"]
@@ -35,10 +36,9 @@ METRICS = ["faithfulness", "answer_relevancy", "context_precision", "context_rec
 
 def record(path: Path, n: int, threads: int) -> None:
     """Score ``n`` ClapNQ samples with the default judge and write every ask it sent to ``path``."""
-    from clapnq import build_samples
-    from verdict_identity import Recorder
-
     import localeval
+    from benchmarks.clapnq import build_samples
+    from benchmarks.identity.verdict_identity import Recorder
     from localeval.api import load_embedder, load_judge
     from localeval.config import JudgeOptions
 
@@ -108,7 +108,8 @@ def main(argv: list[str] | None = None) -> int:
         row.update(key=key, label=args.label, asks=len(asks), localeval=str(Path(localeval.__file__).parent),
                    same_text_as_invariant=sum(a == b for a, b in zip(texts, baseline, strict=True)),
                    machine=machine_line(machine), date=time.strftime("%Y-%m-%d"),
-                   command="python benchmarks/invariance_cost.py " + " ".join(sys.argv[1:] if argv is None else argv))
+                   command="python -m benchmarks.speed.invariance_cost "
+                           + " ".join(sys.argv[1:] if argv is None else argv))
         first[key] = row
         texts_by_key[key] = texts
         print(f"{key:<22} {row['generate_seconds']:>7} s  {row['completion_tokens']} completion tokens  "

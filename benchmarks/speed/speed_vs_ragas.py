@@ -1,6 +1,6 @@
 """Speed and NaN rate: localeval against Ragas 0.4.3, same judge, embedder, samples and metrics.
 
-    python benchmarks/speed_vs_ragas.py --n 10 --judge models/smollm2-135m-instruct \\
+    python -m benchmarks.speed.speed_vs_ragas --n 10 --judge models/smollm2-135m-instruct \\
         --embedder models/all-minilm-l6-v2
 
 localeval runs as ``localeval evaluate`` in its own process (no cache), timed from its start to its
@@ -8,7 +8,7 @@ exit, so interpreter start, imports, model loading, grammar compilation and the 
 (``--in-process`` runs it here instead and prints the engine's time split); Ragas runs in ``benchmarks/.ragas-venv``
 (``bash benchmarks/setup_ragas.sh``) through ``ragas_run.py``. Both score the same ClapNQ samples
 with faithfulness, response relevancy, context precision, context recall, factual correctness and
-noise sensitivity. Writes ``benchmarks/results/speed_vs_ragas.json`` and prints one table per system
+noise sensitivity. Writes ``benchmarks/speed/results/speed_vs_ragas.json`` and prints one table per system
 and the ratio. ``--ragas-time-limit`` stops Ragas from starting new samples after that many seconds:
 its figures then cover the samples it finished, and the table says so.
 """
@@ -26,10 +26,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+from benchmarks.bench import REPO, add_judge_arguments, describe_machine, localeval_models, machine_line, model_path
+from benchmarks.clapnq import build_samples, write_jsonl
 
-from bench import REPO, RESULTS, add_judge_arguments, describe_machine, localeval_models, machine_line, model_path
-from clapnq import build_samples, write_jsonl
+RESULTS = Path(__file__).resolve().parent / "results"
 
 METRICS = ("faithfulness", "answer_relevancy", "context_precision", "context_recall", "factual_correctness",
            "noise_sensitivity")
@@ -299,7 +299,7 @@ def main(argv: list[str] | None = None) -> int:
             ragas = run_ragas(write_jsonl(samples, Path(tmp) / "samples.jsonl"), args)
         print(system_table(ragas))
     result: dict[str, Any] = {
-        "command": "python benchmarks/speed_vs_ragas.py " + " ".join(sys.argv[1:] if argv is None else argv),
+        "command": "python -m benchmarks.speed.speed_vs_ragas " + " ".join(sys.argv[1:] if argv is None else argv),
         "machine": machine, "machine_load_at_end": [round(x, 2) for x in os.getloadavg()],
         "samples": {"source": "ClapNQ dev", "n": args.n, "seed": args.seed, "top_k": args.top_k,
                     "wrong_share": args.wrong_share},
@@ -317,7 +317,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"whole processes: localeval {local['process_seconds']:.0f} s, "
                       f"Ragas {r['ragas_whole_seconds']:.0f} s "
                       f"({r['ragas_whole_basis']}): localeval is {r['whole_process_speedup']}x faster")
-    from bench import write_json
+    from benchmarks.bench import write_json
 
     print(f"wrote {write_json(args.out, result)}")
     return 0

@@ -1,11 +1,11 @@
 """Agreement with human labels on the WikiEval pairs (the Ragas paper's Table 1), for one judge.
 
-    python benchmarks/agreement.py --judge models/smollm2-135m-instruct
+    python -m benchmarks.quality.agreement --judge models/smollm2-135m-instruct
 
 For each question of ``ff.csv``, ``ar.csv`` and ``cr.csv``: does faithfulness, response relevancy
 or context relevance score the human-preferred candidate higher? Pairwise accuracy (ties and NaN
 count as half) next to the paper's gpt-3.5 figures and chance. See ``localeval/agree/pair_run.py``.
-Writes ``benchmarks/results/agreement.json`` after each file (``"partial": true`` until the last).
+Writes ``benchmarks/quality/results/agreement.json`` after each file (``"partial": true`` until the last).
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ import argparse
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+from benchmarks.bench import add_judge_arguments, describe_machine, localeval_models, machine_line, write_json
 
-from bench import RESULTS, add_judge_arguments, describe_machine, localeval_models, machine_line, write_json
+RESULTS = Path(__file__).resolve().parent / "results"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -52,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
                         temperature=args.temperature, soft=args.soft)
     files = args.files.split(",")
     header = {
-        "command": "python benchmarks/agreement.py " + " ".join(sys.argv[1:] if argv is None else argv),
+        "command": "python -m benchmarks.quality.agreement " + " ".join(sys.argv[1:] if argv is None else argv),
         "label": args.label, "machine": machine, "engine": args.engine,
         "settings": {"reasons": settings.reasons, "max_examples": settings.max_examples, "votes": settings.votes,
                      "temperature": settings.temperature if settings.votes > 1 else 0.0, "soft": settings.soft,

@@ -1,10 +1,10 @@
 """localeval's throughput as the data set grows and as top-k grows (ClapNQ samples).
 
-    python benchmarks/scaling.py --sizes 10,50,200 --top-k 1,3,10 --judge models/smollm2-135m-instruct
+    python -m benchmarks.speed.scaling --sizes 10,50,200 --top-k 1,3,10 --judge models/smollm2-135m-instruct
 
 Each cell is a fresh run without cache: wall time, samples/s, judge calls (generations), engine
 calls (batched rounds) and tokens. The judge and embedder are loaded once and shared by all cells.
-Writes ``benchmarks/results/scaling.json`` after every cell (``"partial": true`` until the last).
+Writes ``benchmarks/speed/results/scaling.json`` after every cell (``"partial": true`` until the last).
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+from benchmarks.bench import add_judge_arguments, describe_machine, localeval_models, machine_line, write_json
+from benchmarks.clapnq import build_samples
 
-from bench import RESULTS, add_judge_arguments, describe_machine, localeval_models, machine_line, write_json
-from clapnq import build_samples
+RESULTS = Path(__file__).resolve().parent / "results"
 
 METRICS = ("faithfulness", "answer_relevancy", "context_precision", "context_recall", "factual_correctness",
            "noise_sensitivity")
@@ -83,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
 
     def save() -> Path:  # after every cell, so that a stopped run keeps the cells it measured
         return write_json(args.out, {
-            "command": "python benchmarks/scaling.py " + " ".join(sys.argv[1:] if argv is None else argv),
+            "command": "python -m benchmarks.speed.scaling " + " ".join(sys.argv[1:] if argv is None else argv),
             "machine": machine, "judge": getattr(judge, "fingerprint", str(judge)), "engine": args.engine,
             "load_seconds": round(load_seconds, 3), "metrics": args.metrics.split(","),
             "partial": len(cells) < len(grid), "cells": cells,

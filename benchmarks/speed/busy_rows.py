@@ -1,12 +1,12 @@
 """How full the transformers engine's decode steps are: busy rows per step, with the wall time.
 
-    python benchmarks/busy_rows.py --threads 1 [--label after]
+    python -m benchmarks.speed.busy_rows --threads 1 [--label after]
 
 Scores ``examples/rag_demo.jsonl`` with faithfulness, context precision and answer relevancy (no
 cache) through the transformers engine and the bundled judge, and prints the decode steps, the rows
 they decoded and their ratio (busy rows per step, out of ``--batch-size``), the scoring time and the
 whole process's wall time (imports and model load included). Writes
-``benchmarks/results/busy_rows_<label>.json``.
+``benchmarks/speed/results/busy_rows_<label>.json``.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+from benchmarks.bench import REPO, add_judge_arguments, describe_machine, machine_line, model_path, write_json
 
-from bench import REPO, RESULTS, add_judge_arguments, describe_machine, machine_line, model_path, write_json
+RESULTS = Path(__file__).resolve().parent / "results"
 
 STARTED = time.perf_counter()  # before torch, transformers and localeval are imported
 
@@ -69,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
           f"per step (batch size {r['batch_size']}); scoring {r['scoring_seconds']:.1f} s, engine "
           f"{r['engine_seconds']:.1f} s, whole process {r['process_wall_seconds']:.1f} s "
           f"(load {r['load_seconds']:.1f} s)")
-    data = {"command": "python benchmarks/busy_rows.py " + " ".join(sys.argv[1:] if argv is None else argv),
+    data = {"command": "python -m benchmarks.speed.busy_rows " + " ".join(sys.argv[1:] if argv is None else argv),
             "label": args.label, "machine": machine, **r}
     print(f"wrote {write_json(RESULTS / f'busy_rows_{args.label}.json', data)}")
     return 0

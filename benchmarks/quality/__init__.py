@@ -1,0 +1,1 @@
+"""How well the judge agrees with humans: WikiEval pairs, judge settings, hostile text."""
