@@ -19,6 +19,19 @@ from localeval.metrics.noise_sensitivity import noise_sensitivity
 from localeval.metrics.options import apply_options, did_you_mean, option_words  # noqa: F401 (re-exported)
 from localeval.metrics.ratings import answer_accuracy, ragas_context_relevance, response_groundedness
 from localeval.metrics.retrieval import hit_rate, id_context_precision, id_context_recall, mrr, ndcg
+from localeval.metrics.string_contexts import non_llm_context_precision, non_llm_context_recall
+from localeval.metrics.strings import (
+    MEASURES,
+    ROUGE_MODES,
+    ROUGE_TYPES,
+    bleu_score,
+    chrf_score,
+    exact_match,
+    non_llm_string_similarity,
+    quoted_spans_alignment,
+    rouge_score,
+    string_presence,
+)
 
 Q, CTX, RESP, REF = "user_input", "retrieved_contexts", "response", "reference"
 IDS = ("retrieved_context_ids", "reference_context_ids")
@@ -26,6 +39,12 @@ IDS = ("retrieved_context_ids", "reference_context_ids")
 FAITHFUL_WORDS = ("response statements checked against the contexts", "supported", "unsupported")
 RECALL_WORDS = ("reference statements checked against the contexts", "attributed", "not in the contexts")
 IDS_FACTS: dict[str, Any] = {"judge": False, "trace": "ids", "role": "retrieval"}
+REF_CTX = "reference_contexts"
+PAIR = (REF, RESP)
+NO_MODEL: dict[str, Any] = {"judge": False}
+STRING_CONTEXTS = {"distance_measure": "levenshtein", "threshold": 0.5}
+QUOTE_WORDS = ("quoted spans of the response, looked up in the contexts", "found", "not in the contexts")
+REF_CTX_WORDS = ("reference contexts, each against its closest retrieved context", "retrieved", "missed")
 
 METRICS: dict[str, MetricDef] = {
     "context_precision": MetricDef(context_precision, (Q, CTX, REF), (CTX,),
@@ -83,12 +102,41 @@ METRICS: dict[str, MetricDef] = {
     "hit_rate": MetricDef(hit_rate, IDS, IDS, {"k": None}, summary="any reference id in top k", **IDS_FACTS),
     "mrr": MetricDef(mrr, IDS, IDS, {"k": None}, summary="1/rank of the first reference id", **IDS_FACTS),
     "ndcg": MetricDef(ndcg, IDS, IDS, {"k": None}, summary="NDCG at k, binary relevance", **IDS_FACTS),
+    "exact_match": MetricDef(exact_match, PAIR, summary="1 when the response equals the reference", **NO_MODEL),
+    "string_presence": MetricDef(string_presence, PAIR, summary="1 when the reference occurs in the response",
+                                 **NO_MODEL),
+    "non_llm_string_similarity": MetricDef(non_llm_string_similarity, PAIR, (), {"distance_measure": "levenshtein"},
+                                           {"distance_measure": MEASURES},
+                                           summary="1 minus the normalised edit distance to the reference",
+                                           **NO_MODEL),
+    "bleu_score": MetricDef(bleu_score, PAIR, summary="BLEU of the response against the reference (sacrebleu)",
+                            **NO_MODEL),
+    "rouge_score": MetricDef(rouge_score, PAIR, (), {"rouge_type": "rougeL", "mode": "fmeasure"},
+                             {"rouge_type": ROUGE_TYPES, "mode": ROUGE_MODES},
+                             summary="ROUGE of the response against the reference (rouge-score)", **NO_MODEL),
+    "chrf_score": MetricDef(chrf_score, PAIR, summary="character n-gram F-score (chrF) against the reference "
+                            "(sacrebleu)", **NO_MODEL),
+    "quoted_spans_alignment": MetricDef(quoted_spans_alignment, (RESP, CTX), (), {"casefold": "true",
+                                        "min_span_words": 3}, {"casefold": ("true", "false")},
+                                        summary="share of the response's quoted spans found in the contexts",
+                                        trace="statements", trace_words=QUOTE_WORDS, role="generation",
+                                        **NO_MODEL),
+    "non_llm_context_precision": MetricDef(
+        non_llm_context_precision, (CTX, REF_CTX), (REF_CTX,), STRING_CONTEXTS,
+        {"distance_measure": MEASURES}, summary="average precision of chunks similar to a reference context",
+        trace="chunks", role="retrieval", **NO_MODEL),
+    "non_llm_context_recall": MetricDef(
+        non_llm_context_recall, (CTX, REF_CTX), (CTX, REF_CTX), STRING_CONTEXTS, {"distance_measure": MEASURES},
+        summary="share of reference contexts similar to a retrieved chunk", trace="statements",
+        trace_words=REF_CTX_WORDS, role="retrieval", **NO_MODEL),
 }
 ALIASES: dict[str, tuple[str, dict[str, Any]]] = {
     "response_relevancy": ("answer_relevancy", {}),
     "noise_sensitivity_irrelevant": ("noise_sensitivity", {"mode": "irrelevant"}),
     "noise_sensitivity_relevant": ("noise_sensitivity", {"mode": "relevant"}),
     "context_precision_without_reference": ("context_utilization", {}),
+    "non_llm_context_precision_with_reference": ("non_llm_context_precision", {}),  # Ragas' name
+    "string_present": ("string_presence", {}),  # Ragas' name for StringPresence's score
 }
 
 CRITERIA_SUFFIXES = (".toml", ".py")  # a metric spec starting with such a path names a criteria file
@@ -117,6 +165,25 @@ def _unknown_metric(base: str) -> LocalevalError:
                           "(`localeval metrics` lists what each needs and its options)")
 
 
+def _typed(base: str, options: dict[str, Any]) -> dict[str, Any]:
+    """The options ``apply_options`` leaves as text or lets be none: ``min_span_words`` a whole number, 0 or
+    more; a string-similarity ``threshold`` a number, never none."""
+    raw = options.get("min_span_words")
+    if isinstance(raw, str):
+        try:
+            words = int(raw)
+            if words < 0:
+                raise ValueError
+        except ValueError:
+            raise LocalevalError(f"metric {base}: option min_span_words={raw!r} must be a whole number, 0 or more, "
+                                 f"e.g. {base}:min_span_words=2") from None
+        options = {**options, "min_span_words": words}
+    if "distance_measure" in options and "threshold" in options and options["threshold"] is None:
+        raise LocalevalError(f"metric {base}: option threshold must be a number, the string similarity (0 to 1) "
+                             f"a match needs, e.g. {base}:threshold=0.7")
+    return options
+
+
 def parse_metric_items(text: str) -> list[MetricSpec]:
     """One spec, or one per criterion of a criteria file named without a criterion (``criteria.toml``)."""
     parts = [p.strip() for p in text.strip().split(":")]
@@ -139,7 +206,7 @@ def parse_metric(text: str) -> MetricSpec:
     if base not in METRICS:
         raise _unknown_metric(base)
     definition = METRICS[base]
-    options = apply_options(base, definition, preset, parts)
+    options = _typed(base, apply_options(base, definition, preset, parts))
     changed = {k: v for k, v in options.items() if v != definition.options[k]}
     name = base
     if base == "noise_sensitivity" and changed.get("mode") == "irrelevant":

@@ -23,7 +23,7 @@ def _models(d: MetricDef) -> str:
 
 def _needs(d: MetricDef) -> str:
     """The fields, one a line; a list field the metric scores even when empty says so."""
-    return "\n".join(f + (" (may be empty)" if f in LIST_FIELDS and f not in d.nonempty else "")
+    return "\n".join(f + ("\n  (may be empty)" if f in LIST_FIELDS and f not in d.nonempty else "")
                      for f in d.required)
 
 
@@ -67,10 +67,12 @@ def _tables() -> tuple[Table, Table]:
     from rich.text import Text
 
     metrics = Table(box=box.SIMPLE_HEAD, show_lines=True, title="Metrics", title_justify="left")
-    metrics.add_column("metric: what it scores", ratio=4, min_width=24)
+    rows = metric_rows()
+    widest = max(len(name) for name, *_ in rows)  # a name is never cut: a run's column and a --metrics word
+    metrics.add_column("metric: what it scores", ratio=4, min_width=max(24, widest))
     metrics.add_column("needs (sample fields)", no_wrap=True)
     metrics.add_column("options (name:option=value)", ratio=5, min_width=24)
-    for name, summary, needs, options in metric_rows():
+    for name, summary, needs, options in rows:
         metrics.add_row(Text.assemble((name, "bold"), "\n", summary), needs, options)
     aliases = Table(box=box.SIMPLE_HEAD, title="Aliases", title_justify="left")
     aliases.add_column("alias", no_wrap=True, style="bold")

@@ -92,6 +92,9 @@ def sample_texts(metric: str, trace: dict[str, Any], row: dict[str, Any] | None)
         ids = _strings(row.get("retrieved_context_ids"))
         parts.append("<dt>retrieved contexts, in rank order</dt><dd>"
                      + _context_list(contexts, ids, context_verdicts(metric, trace)) + "</dd>")
+    references = _strings(row.get("reference_contexts"))
+    if references:  # what the string-similarity context metrics compare the retrieved ones with
+        parts.append("<dt>reference contexts</dt><dd>" + _context_list(references, [], []) + "</dd>")
     parts.append("</dl>")
     return "".join(parts)
 

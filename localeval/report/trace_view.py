@@ -53,7 +53,7 @@ def _statements(trace: dict[str, Any], definition: MetricDef) -> str:
     statements, verdicts = _list(trace, "statements"), _list(trace, "verdicts")
     reasons = _list(trace, "reasons")
     rows = [(str(s), _flag(_at(verdicts, i)), str(_at(reasons, i) or "")) for i, s in enumerate(statements)]
-    return verdict_table(title, "statement", rows, yes, no)
+    return verdict_table(title, "statement", rows, yes, no, "judge's reason" if definition.judge else "reason")
 
 
 def _chunks(trace: dict[str, Any], definition: MetricDef) -> str:
@@ -149,4 +149,6 @@ def trace_html(metric: str, trace: dict[str, Any], *, contexts_shown: bool = Fal
         parts.append(f"<pre>{escape(text[:4000])}</pre>")
     if beside:
         return "".join(parts)
+    if not parts and definition is not None and not definition.judge:  # the texts alone, or their embeddings
+        return "<p class=muted>No judge is asked for this metric: it is computed from the sample's texts.</p>"
     return "".join(parts) or "<p class=muted>The judge recorded no verdicts for this score.</p>"

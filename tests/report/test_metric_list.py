@@ -53,8 +53,8 @@ def test_the_needed_fields_line_up_under_their_header(capsys) -> None:
     cells = [line[column:].split("  ")[0] for line in body]
     assert all(line[:column].endswith(" ") or not line[column:] for line in body)
     fields = [cell for cell in cells if cell and cell != CRITERIA_ROW[2]]  # a criterion's fields: its file's
-    assert set(fields) <= {"user_input", "retrieved_contexts", "response", "reference", "retrieved_context_ids",
-                           "reference_context_ids"}
+    assert set(fields) <= {"user_input", "retrieved_contexts", "response", "reference", "reference_contexts",
+                           "retrieved_context_ids", "reference_context_ids"}
     assert len(fields) == sum(len(d.required) for d in METRICS.values())
 
 
