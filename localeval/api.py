@@ -17,6 +17,7 @@ from localeval.model_folders import resolve_model
 from localeval.prompts.base import Settings
 from localeval.result import EvaluationResult
 from localeval.silence import quiet, stderr_is_terminal
+from localeval.store.out_path import check_out_path
 
 
 def load_judge(judge: str | Path | None, options: JudgeOptions | None = None) -> JudgeEngine:
@@ -102,6 +103,7 @@ def evaluate_run(
     specs = parse_metrics(list(config.metrics) or None)
     size = config.chunk_samples(judge)
     source = open_source(samples, specs, config.on_missing == "error", size, config.chunk_size is not None)
+    check_out_path(out)  # a file, or a place this user cannot write, stops the run before a model loads
     if out is not None and not replace:
         check_out(Path(out), source, specs)
     started = time.time()

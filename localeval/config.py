@@ -23,6 +23,15 @@ ON_MISSING = ("error", "nan")
 # enough that the scheduler's state (about 24 KB a sample) stays small: vLLM wants thousands of asks in
 # flight, the transformers engine batches 16 rows, and in-process engines (scripted) only pay per chunk.
 CHUNK_SIZES = {"transformers": 512, "vllm": 4096, "ray-vllm": 4096, "server": 4096, "other": 4096}
+# The weight dtypes a judge folder loads in, by name; vLLM also takes its own spellings of two of them.
+DTYPES = ("auto", "float32", "bfloat16", "float16")
+VLLM_DTYPES = (*DTYPES, "half", "float")
+
+
+class OptionError(LocalevalError):
+    """An option or argument whose value cannot work, found before any model loads (the CLI exits 2)."""
+
+    exit_code = 2
 
 
 @dataclass(frozen=True)
@@ -38,6 +47,13 @@ class JudgeOptions:
     replicas: int = 1  # ray-vllm: engine replicas
     ray_address: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)  # passed to the engine's constructor
+
+    def __post_init__(self) -> None:
+        dtype = self.extra.get("dtype")
+        known = DTYPES if self.engine == "transformers" else VLLM_DTYPES
+        if isinstance(dtype, str) and self.engine != "server" and dtype not in known:
+            raise OptionError(f"--dtype {dtype}: the {self.engine} engine loads weights as "
+                              f"{', '.join(known[:-1])} or {known[-1]}; give one of those (auto: the engine chooses)")
 
     @classmethod
     def server(cls, *urls: str, **options: Any) -> JudgeOptions:

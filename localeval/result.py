@@ -21,6 +21,7 @@ from localeval.metrics.definition import MetricSpec
 from localeval.nan import Nan
 from localeval.report.aggregate import MetricSummary, format_table, soft_scores, summarize
 from localeval.report.invariance import invariance_warning
+from localeval.report.judge_note import toy_judge_lines
 from localeval.report.plain import plain_table, plain_text
 from localeval.report.strata import stratified_summary
 from localeval.scheduler import RunOutput, Usage, total_usage
@@ -206,6 +207,7 @@ class EvaluationResult:
         warning = invariance_warning(self.info)
         lines = [format_table(list(self.summary().values())), "", _usage_table(self)]
         lines += ["", warning] if warning else []
+        lines += toy_judge_lines(self.info)  # a run the bundled toy judge scored says so
         return "\n".join(lines)
 
     def rows(self) -> list[dict[str, Any]]:

@@ -14,6 +14,7 @@ from localeval.report.aggregate import MetricSummary
 from localeval.report.compare import BETTER, WORSE, Comparison, comparison_rows
 from localeval.report.diagnosis import HIGH, LOW, NOISE_HIGH, NOISE_LOW, RULES, diagnose, unchecked_rules
 from localeval.report.invariance import invariance_html
+from localeval.report.judge_note import toy_judge_html
 from localeval.report.runs import Run, RunLike, Score, as_run, higher_is_better, read_texts
 from localeval.report.sample_view import ids_view, sample_texts, trace_kind
 from localeval.report.strata import strata
@@ -250,7 +251,8 @@ def render_report(run: RunLike, *, worst: int = 5) -> str:
     sections = [summary_section(r, summaries), diagnosis_section(r), strata_section(r),
                 plots_section(r, summaries), worst_section(r, worst, texts), usage_section(r)]
     body = [f"<h1>localeval report</h1><p class=muted>{escape(r.label)}: {len(r.samples)} samples, "
-            f"{len(summaries)} metrics</p>", invariance_html(r.info), *(s for s in sections if s)]
+            f"{len(summaries)} metrics</p>", invariance_html(r.info), toy_judge_html(r.info),
+            *(s for s in sections if s)]
     return page(f"localeval report: {r.label}", body)
 
 

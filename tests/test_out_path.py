@@ -1,0 +1,64 @@
+"""A run folder that cannot be written, and a dtype no engine loads, stop evaluate before any model loads, with
+one line that says what is wrong and what to give instead."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import localeval
+from localeval.config import JudgeOptions, OptionError
+from localeval.store.out_path import OutPathError, check_out_path
+
+DEMO = str(Path(__file__).resolve().parents[1] / "examples" / "rag_demo.jsonl")
+READ_ONLY = "/sys/localeval-run"  # sysfs: no user, root included, may create a folder there
+
+
+@pytest.fixture
+def no_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Loading the judge or the embedder fails the test."""
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        pytest.fail("a model was loaded")
+
+    monkeypatch.setattr("localeval.api.load_judge", refuse)
+    monkeypatch.setattr("localeval.api.load_embedder", refuse)
+
+
+def _outs(tmp_path: Path) -> dict[str, tuple[Path, str]]:
+    """Each kind of --out that cannot work, with the words its error says."""
+    file = tmp_path / "results.txt"
+    file.write_text("not a folder\n")
+    return {
+        "a file": (file, f"the run folder {file} (--out) is a file, not a folder: give --out a folder path"),
+        "under a file": (file / "run", f"cannot be created: {file} is a file, not a folder"),
+        "not writable": (Path(READ_ONLY), "cannot be written (Operation not permitted): give --out a folder this "
+                                          "user can write to"),
+    }
+
+
+@pytest.mark.parametrize("kind", ["a file", "under a file", "not writable"])
+def test_the_api_stops_before_a_model_loads(kind: str, no_model: None, tmp_path: Path) -> None:
+    out, said = _outs(tmp_path)[kind]
+    with pytest.raises(OutPathError, match=said.replace("(", r"\(").replace(")", r"\)")):
+        localeval.evaluate(DEMO, metrics="faithfulness", out=out, progress=False)
+    with pytest.raises(OutPathError):  # --replace does not skip it
+        localeval.evaluate(DEMO, metrics="faithfulness", out=out, progress=False, replace=True)
+
+
+def test_the_check_leaves_no_folder_behind(tmp_path: Path) -> None:
+    check_out_path(tmp_path / "new" / "run")
+    assert list(tmp_path.iterdir()) == []
+    (tmp_path / "kept").mkdir()
+    check_out_path(tmp_path / "kept")
+    assert [p.name for p in tmp_path.iterdir()] == ["kept"] and list((tmp_path / "kept").iterdir()) == []
+    check_out_path(None)
+
+
+def test_a_dtype_no_engine_loads_is_refused_when_the_options_are_made() -> None:
+    with pytest.raises(OptionError, match="--dtype float64"):
+        JudgeOptions(extra={"dtype": "float64"})
+    assert JudgeOptions(engine="vllm", extra={"dtype": "half"}).extra["dtype"] == "half"  # vLLM's own spelling
+    with pytest.raises(OptionError, match="the transformers engine"):
+        JudgeOptions(extra={"dtype": "half"})
