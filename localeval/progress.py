@@ -129,7 +129,7 @@ class RunProgress:
             self._line()
 
     def end(self) -> None:
-        """The engine call returned."""
+        """The engine call returned, or stopped (interrupted, its engine dead) with asks still unanswered."""
         if not self.enabled:
             return
         with self._lock:
@@ -144,7 +144,8 @@ class RunProgress:
         if self.interactive:
             self._update_bar()
         else:
-            self._write(f"{_label(snap)} done: {snap.asks_done}/{snap.asks_total} asks in {clock_text(snap.elapsed)}")
+            how = "done" if snap.asks_done == snap.asks_total else "stopped"
+            self._write(f"{_label(snap)} {how}: {snap.asks_done}/{snap.asks_total} asks in {clock_text(snap.elapsed)}")
 
     def close(self) -> None:
         """Stop the display (and the ticker thread)."""

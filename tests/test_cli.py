@@ -9,7 +9,8 @@ import typer
 
 from localeval.cli import main
 from localeval.cli.app import build_app
-from localeval.cli.shared import CACHE_FILE, ENGINE, JUDGE, PROGRESS, rewrite_argv
+from localeval.cli.command import rewrite_argv
+from localeval.cli.shared import CACHE_FILE, ENGINE, JUDGE, PROGRESS
 from localeval.errors import LocalevalError
 
 COMMANDS = [["evaluate"], ["estimate"], ["rescore"], ["models", "prepare"], ["report"], ["compare"], ["gate"],
@@ -120,5 +121,89 @@ def test_an_interrupt_exits_130_with_how_to_resume(monkeypatch: pytest.MonkeyPat
 
     monkeypatch.setattr(localeval.api, "evaluate_run", interrupted)
     assert main(["evaluate", "data.jsonl", "--out", "x", "--no-progress"]) == 130
-    assert capsys.readouterr().err.strip() == ("localeval: interrupted; rerun the same command to resume from the "
-                                               "judge cache")
+    assert capsys.readouterr().err.splitlines() == [
+        "localeval: interrupted. The judge's answers so far are kept in x/judge.sqlite (but for the last few it had "
+        "not yet written); to resume, run the same command again:",
+        "  localeval evaluate data.jsonl --out x --no-progress"]
+
+
+HELP_PAGES = [[], ["models"], *COMMANDS, ["models", "check"]]
+
+
+def _help(path: list[str], flag: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+          columns: int = 80) -> str:
+    monkeypatch.setenv("COLUMNS", str(columns))
+    assert main([*path, flag]) == 0
+    return capsys.readouterr().out
+
+
+def _command(path: list[str]) -> Any:
+    cmd: Any = typer.main.get_command(build_app())
+    for name in path:
+        cmd = cmd.commands[name]
+    return cmd
+
+
+@pytest.mark.parametrize("path", HELP_PAGES, ids=lambda p: " ".join(p) or "localeval")
+def test_h_is_help_on_every_command(path: list[str], monkeypatch: pytest.MonkeyPatch,
+                                    capsys: pytest.CaptureFixture[str]) -> None:
+    page = _help(path, "-h", monkeypatch, capsys)
+    assert page == _help(path, "--help", monkeypatch, capsys)
+    assert page.startswith(f"Usage: localeval {' '.join(path)}".rstrip())
+    assert "-h, --help" in page
+
+
+@pytest.mark.parametrize("columns", [80, 100])
+@pytest.mark.parametrize("path", HELP_PAGES, ids=lambda p: " ".join(p) or "localeval")
+def test_help_breaks_lines_between_words_and_states_each_default_once(
+        path: list[str], columns: int, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    page = _help(path, "--help", monkeypatch, capsys, columns)
+    joined = " ".join(page.split())  # a word cut across two lines would read as two words here
+    command = _command(path)
+    texts = [command.help or ""] + [p.help for p in command.params if getattr(p, "help", None)]
+    for text in texts:
+        assert " ".join(text.split()) in joined, text
+    assert all(len(line) <= columns or len(line.split()) == 1 for line in page.splitlines())
+    blocks: list[str] = []  # each option's lines: its flags, then its help and [default: ...]
+    for line in page.splitlines():
+        if line.startswith("  -"):
+            blocks.append(line)
+        elif blocks and line.startswith("   "):
+            blocks[-1] += " " + line.strip()
+    for block in blocks:
+        if "[default:" in block:
+            assert block.lower().count("default") == 1, block
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    import localeval
+
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out == f"localeval {localeval.__version__}\n"
+
+
+@pytest.mark.parametrize(("argv", "said"), [
+    (["--metrics", "faithfullness"], "unknown metric 'faithfullness'"),
+    (["--drafts", "-1"], "--drafts takes 0 (off) or more draft tokens, not -1"),
+    (["--engine", "vllm", "--stop-repeats"], "--stop-repeats works on the transformers engine only"),
+    (["--votes", "0"], "votes"),
+])
+def test_a_value_that_cannot_work_is_a_usage_error(argv: list[str], said: str, monkeypatch: pytest.MonkeyPatch,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """Exit 2, as click's own usage errors, with one line, before the data or a model is read."""
+    import localeval.api
+
+    monkeypatch.setattr(localeval.api, "evaluate_run", lambda *a, **k: pytest.fail("the run started"))
+    for command in (["evaluate", "data.jsonl", "--out", "x"], ["estimate", "data.jsonl"]):
+        assert main([*command, *argv]) == 2
+        (line,) = capsys.readouterr().err.strip().splitlines()
+        assert line.startswith("localeval: ") and said in line
+
+
+@pytest.mark.parametrize("argv", [["compare", "a", "b", "--level", "1.5"], ["compare", "a", "b", "--resamples", "0"],
+                                  ["agree", "l.jsonl", "r", "--level", "0"], ["report", "r", "--worst", "-1"],
+                                  ["estimate", "d.jsonl", "--sample", "0"]])
+def test_a_number_out_of_its_range_is_a_usage_error(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "Invalid value for" in err and "Traceback" not in err

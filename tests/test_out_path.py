@@ -1,5 +1,5 @@
-"""A run folder that cannot be written, and a dtype no engine loads, stop evaluate before any model loads, with
-one line that says what is wrong and what to give instead."""
+"""A run folder that cannot be written, and a dtype no engine loads, stop evaluate before any model loads: one
+line that says what is wrong and what to give instead, exit 2 from the command, an error from the API."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 import localeval
+from localeval.cli import main
 from localeval.config import JudgeOptions, OptionError
 from localeval.store.out_path import OutPathError, check_out_path
 
@@ -39,6 +40,17 @@ def _outs(tmp_path: Path) -> dict[str, tuple[Path, str]]:
 
 
 @pytest.mark.parametrize("kind", ["a file", "under a file", "not writable"])
+def test_the_command_stops_before_a_model_loads(kind: str, no_model: None, tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    out, said = _outs(tmp_path)[kind]
+    assert main(["evaluate", DEMO, "--metrics", "faithfulness", "--out", str(out), "--no-progress"]) == 2
+    captured = capsys.readouterr()
+    (line,) = captured.err.strip().splitlines()
+    assert line.startswith("localeval: ") and said in line
+    assert "Traceback" not in captured.err and captured.out == ""
+
+
+@pytest.mark.parametrize("kind", ["a file", "under a file", "not writable"])
 def test_the_api_stops_before_a_model_loads(kind: str, no_model: None, tmp_path: Path) -> None:
     out, said = _outs(tmp_path)[kind]
     with pytest.raises(OutPathError, match=said.replace("(", r"\(").replace(")", r"\)")):
@@ -56,7 +68,14 @@ def test_the_check_leaves_no_folder_behind(tmp_path: Path) -> None:
     check_out_path(None)
 
 
-def test_a_dtype_no_engine_loads_is_refused_when_the_options_are_made() -> None:
+def test_a_dtype_no_engine_loads_is_a_usage_error(no_model: None, tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["evaluate", DEMO, "--metrics", "faithfulness", "--out", str(tmp_path / "run"), "--no-progress",
+                 "--dtype", "float64"]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line == ("localeval: --dtype float64: the transformers engine loads weights as auto, float32, bfloat16 "
+                    "or float16; give one of those (auto: the engine chooses)")
+    assert not (tmp_path / "run").exists()
     with pytest.raises(OptionError, match="--dtype float64"):
         JudgeOptions(extra={"dtype": "float64"})
     assert JudgeOptions(engine="vllm", extra={"dtype": "half"}).extra["dtype"] == "half"  # vLLM's own spelling

@@ -98,7 +98,7 @@ def test_evaluate_and_estimate_take_the_judge_settings_from_the_command_line(mon
         settings = seen[-1]
         assert (settings.reasons, settings.max_examples, settings.votes, settings.temperature) == (False, 1, 3, 0.5)
         assert settings.merge_repeats is False
-    assert main(["evaluate", "data.jsonl", "--out", "x", "--max-examples", "-2"]) == 1
+    assert main(["evaluate", "data.jsonl", "--out", "x", "--max-examples", "-2"]) == 2  # a usage error
     assert "max_examples" in capsys.readouterr().err
     assert main(["evaluate", "data.jsonl", "--out", "runs/x"]) == 1
     defaults = seen[-1]

@@ -8,8 +8,9 @@ from typing import Annotated, Any
 
 import typer
 
-from localeval.cli.shared import CACHE_FILE, ENGINE, JUDGE, PROGRESS, Shared, command, rewriting
-from localeval.errors import LocalevalError
+from localeval.cli.command import command, rewriting
+from localeval.cli.shared import CACHE_FILE, ENGINE, JUDGE, PROGRESS, Shared, interval_level
+from localeval.config import OptionError
 
 DEFAULT_PAIRS = "(default)"  # --pairs without a folder: the WikiEval pairs shipped in the package
 
@@ -22,10 +23,10 @@ HELP = ("With LABELS RUN: agreement of the run's judge with human labels (accura
 def _check_mode(labels: str | None, run: str | None, pairs: str | None, limit: int | None, shared: Shared) -> None:
     """Refuse a call that names no mode, lacks the run folder, or gives --pairs options without --pairs."""
     if labels is None and pairs is None:
-        raise LocalevalError("give LABELS RUN (human labels and a run folder), or --pairs [DIR] to check a judge "
+        raise OptionError("give LABELS RUN (human labels and a run folder), or --pairs [DIR] to check a judge "
                              "on WikiEval-style pairs; see `localeval agree --help`")
     if labels is not None and run is None:
-        raise LocalevalError(f"agree {labels}: also give the run folder the labels are for (agree LABELS RUN)")
+        raise OptionError(f"agree {labels}: also give the run folder the labels are for (agree LABELS RUN)")
     if pairs is None:
         values = {"judge": shared.judge, "embedder": shared.embedder, "limit": limit,
                   "max_examples": shared.max_examples, "cache": shared.cache}
@@ -34,7 +35,7 @@ def _check_mode(labels: str | None, run: str | None, pairs: str | None, limit: i
         given += ["--soft"] if shared.soft else []
         given += ["--judge-every-copy"] if shared.judge_every_copy else []
         if given:
-            raise LocalevalError(f"{', '.join(given)} only apply with --pairs (the labels mode reads a finished run)")
+            raise OptionError(f"{', '.join(given)} only apply with --pairs (the labels mode reads a finished run)")
 
 
 def add_agree_commands(app: typer.Typer) -> None:
@@ -54,14 +55,14 @@ def add_agree_commands(app: typer.Typer) -> None:
             "--pairs", metavar="DIR", help="run the judge on the pair files ff.csv, ar.csv, cr.csv in DIR (DIR left "
                                            "out: the WikiEval pairs shipped with localeval, "
                                            "localeval/agree/wikieval_pairs)")] = None,
-        limit: Annotated[int | None, typer.Option("--limit", help="--pairs: the first N questions of each file")]
+        limit: Annotated[int | None, typer.Option("--limit", min=1, help="--pairs: the first N questions of each file")]
         = None,
         json_out: Annotated[str | None, typer.Option(
             "--json", metavar="OUT", help="also write the results as JSON")] = None,
-        level: Annotated[float, typer.Option("--level", help="interval level (default 0.95)")] = 0.95,
-        resamples: Annotated[int, typer.Option("--resamples", help="bootstrap resamples (default 2000)")] = 2000,
+        level: Annotated[float, typer.Option("--level", callback=interval_level, help="interval level")] = 0.95,
+        resamples: Annotated[int, typer.Option("--resamples", min=1, help="bootstrap resamples")] = 2000,
         seed: Annotated[int, typer.Option(
-            "--seed", help="bootstrap seed, and the judge's for --pairs (default 0)")] = 0,
+            "--seed", help="bootstrap seed, and the judge's for --pairs")] = 0,
     ) -> int:
         _check_mode(labels, run, pairs, limit, shared)
         out: dict[str, Any] = {}
@@ -78,7 +79,7 @@ def add_agree_commands(app: typer.Typer) -> None:
                 print()
             folder = None if pairs == DEFAULT_PAIRS else Path(pairs)
             if folder is not None and not folder.is_dir():
-                raise LocalevalError(f"--pairs {folder}: no such folder; give the folder that holds ff.csv, ar.csv "
+                raise OptionError(f"--pairs {folder}: no such folder; give the folder that holds ff.csv, ar.csv "
                                      "and cr.csv")
             found = pair_run.run_pairs(folder, shared.judge, shared.embedder, limit=limit, cache=shared.cache,
                               config=shared.judge_config(seed), progress=not shared.no_progress)

@@ -11,8 +11,9 @@ from typing import Annotated
 
 import typer
 
-from localeval.cli.shared import command, rewriting
-from localeval.errors import LocalevalError
+from localeval.cli.command import command, rewriting
+from localeval.cli.shared import interval_level
+from localeval.config import OptionError
 
 
 def split_items(values: Sequence[str] | None) -> list[str]:
@@ -35,7 +36,7 @@ def _number(option: str, text: str, item: str) -> float:
     except ValueError:
         value = math.nan
     if math.isnan(value):
-        raise LocalevalError(f"{option} {item!r}: {text!r} is not a number (write metric=0.8)")
+        raise OptionError(f"{option} {item!r}: {text!r} is not a number (write metric=0.8)")
     return value
 
 
@@ -45,15 +46,15 @@ def parse_pairs(option: str, values: Sequence[str] | None) -> dict[str, float]:
     for item in split_items(values):
         metric, sep, text = item.rpartition("=")
         if not sep or not metric:
-            raise LocalevalError(f"{option} {item!r}: write metric=value, e.g. {option} faithfulness=0.8")
+            raise OptionError(f"{option} {item!r}: write metric=value, e.g. {option} faithfulness=0.8")
         out[metric.strip()] = _number(option, text.strip(), item)
     return out
 
 
 Run = Annotated[str, typer.Argument(metavar="RUN", help="run folder written by evaluate --out")]
-Resamples = Annotated[int, typer.Option("--resamples", help="bootstrap resamples (default 2000)")]
-Seed = Annotated[int, typer.Option("--seed", help="bootstrap seed (default 0)")]
-Level = Annotated[float, typer.Option("--level", help="interval level (default 0.95)")]
+Resamples = Annotated[int, typer.Option("--resamples", min=1, help="bootstrap resamples")]
+Seed = Annotated[int, typer.Option("--seed", help="bootstrap seed")]
+Level = Annotated[float, typer.Option("--level", callback=interval_level, help="interval level")]
 
 
 def add_report_commands(app: typer.Typer) -> None:
@@ -62,7 +63,7 @@ def add_report_commands(app: typer.Typer) -> None:
     @command(app, "report", help="write RUN/report.html: tables, histograms, worst samples, diagnosis")
     def report(
         run: Run,
-        worst: Annotated[int, typer.Option("--worst", help="worst samples shown per metric (default 5)")] = 5,
+        worst: Annotated[int, typer.Option("--worst", min=0, help="worst samples shown per metric")] = 5,
         out: Annotated[str | None, typer.Option("--out", help="write the page here instead of RUN/report.html")]
         = None,
     ) -> int:
@@ -112,7 +113,7 @@ def add_report_commands(app: typer.Typer) -> None:
         no_worse_items: Annotated[list[str] | None, typer.Option(
             "--no-worse", metavar="METRIC",
             help="metrics that must not be detectably worse than in --baseline (one or more)")] = None,
-        resamples: Annotated[int, typer.Option("--resamples", help="bootstrap resamples for --no-worse")] = 2000,
+        resamples: Annotated[int, typer.Option("--resamples", min=1, help="bootstrap resamples for --no-worse")] = 2000,
         seed: Annotated[int, typer.Option("--seed", help="bootstrap seed for --no-worse")] = 0,
         verbose: Annotated[bool, typer.Option("-v", "--verbose", help="also print the rules that passed")] = False,
     ) -> int:
@@ -123,7 +124,7 @@ def add_report_commands(app: typer.Typer) -> None:
         bare = [v for v in split_items(max_nan_items) if "=" not in v]
         ceilings = parse_pairs("--max-nan", [v for v in split_items(max_nan_items) if "=" in v])
         if len(bare) > 1:
-            raise LocalevalError(f"--max-nan: one ceiling for all metrics, got {', '.join(bare)}")
+            raise OptionError(f"--max-nan: one ceiling for all metrics, got {', '.join(bare)}")
         max_nan: float | dict[str, float] | None = ceilings or None
         if bare:
             everyone = _number("--max-nan", bare[0], bare[0])
@@ -135,7 +136,7 @@ def add_report_commands(app: typer.Typer) -> None:
         floors, no_worse = parse_pairs("--min", min_items), split_items(no_worse_items)
         if not floors and max_nan is None and not no_worse:
             alone = " (--baseline alone is no rule: add --no-worse METRIC)" if baseline else ""
-            raise LocalevalError(f"gate: no rule given, so nothing to check{alone}; give at least one of "
+            raise OptionError(f"gate: no rule given, so nothing to check{alone}; give at least one of "
                                  "--min METRIC=V (a floor on the mean, e.g. --min faithfulness=0.8), "
                                  "--max-nan SHARE or METRIC=SHARE (a ceiling on the NaN share, e.g. --max-nan 0.05), "
                                  "--baseline RUN --no-worse METRIC (no detectable regression against RUN)")
@@ -155,10 +156,10 @@ def add_report_commands(app: typer.Typer) -> None:
 
     @command(app, "diagnose", help="where the pipeline fails, read from the metrics' combinations")
     def diagnose(run: Annotated[str, typer.Argument(metavar="RUN", help="run folder")]) -> int:
-        from localeval.report.diagnosis import diagnose, format_findings
+        from localeval.report.diagnosis import diagnosis_text
         from localeval.report.strata import strata
 
-        print(format_findings(diagnose(run)))
+        print(diagnosis_text(run))
         un = strata(run)["unanswerable"]
         if un["n"]:
             rate = "unknown" if un["rate"] is None else f"{un['rate']:.0%}"

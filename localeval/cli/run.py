@@ -7,14 +7,17 @@ from typing import Annotated, Literal
 
 import typer
 
-from localeval.cli.shared import CACHE_FILE, ENGINE, JUDGE, NO_CACHE, PROGRESS, Shared, command
+from localeval.cli.command import command, resumable
+from localeval.cli.shared import CACHE_FILE, ENGINE, JUDGE, NO_CACHE, PROGRESS, Shared
+from localeval.report.judge_note import TOY_NOTE, toy_judge
+from localeval.store.run_folder import CACHE
 
 Data = Annotated[str, typer.Argument(metavar="DATA", help="JSONL, CSV, Parquet file or saved Hugging Face dataset "
                                                           "folder")]
 Metrics = Annotated[str | None, typer.Option(
-    "--metrics", help="comma-separated metric names with options, e.g. "
-                      "faithfulness,factual_correctness:mode=precision,ndcg:k=5, or criteria of your own from a "
-                      "file: examples/criteria.toml:polite (default: the six LLM metrics)")]
+    "--metrics", help="metric names separated by commas, each with its options after a colon, e.g. "
+                      "faithfulness,ndcg:k=5 or factual_correctness:mode=precision; or criteria of your own "
+                      "from a file: examples/criteria.toml:polite (default: the six LLM metrics)")]
 Seed = Annotated[int, typer.Option("--seed", help="seed for sampled generations")]
 
 
@@ -32,13 +35,13 @@ def add_run_commands(app: typer.Typer) -> None:
         metrics: Metrics = None,
         seed: Seed = 0,
         on_missing: Annotated[Literal["error", "nan"], typer.Option(
-            "--on-missing", help="a sample lacking a field a metric needs: stop with an error naming row and field "
-                                 "(default), or score that metric NaN (missing_field) and go on")] = "error",
+            "--on-missing", help="a sample lacking a field a metric needs: error stops the run, naming row and "
+                                 "field; nan scores that metric NaN (missing_field) and goes on")] = "error",
         no_report: Annotated[bool, typer.Option("--no-report", help="do not write RUN/report.html")] = False,
         long_context: Annotated[Literal["skip", "error", "truncate"], typer.Option(
-            "--long-context", help="an ask longer than the judge's context window: score NaN (context_too_long, "
-                                   "default), stop with an error, or cut the longest input text to fit "
-                                   "(recorded in the trace)")] = "skip",
+            "--long-context", help="an ask longer than the judge's context window: skip scores it NaN "
+                                   "(context_too_long), error stops the run, truncate cuts the longest input "
+                                   "text to fit (recorded in the trace)")] = "skip",
         chunk_size: Annotated[int | None, typer.Option(
             "--chunk-size", min=1, help="score and write N samples at a time, resumable chunk by chunk (default: "
                                         "4096 for vllm and scripted, 512 for transformers; README: Bulk runs)")] = None,
@@ -50,8 +53,10 @@ def add_run_commands(app: typer.Typer) -> None:
 
         config = shared.run_config(metrics, seed, chunk_size, on_missing=on_missing, long_context=long_context)
         cache: str | bool = shared.cache if shared.cache else not shared.no_cache
-        result = evaluate_run(data, config, out=out, cache=cache, progress=not shared.no_progress,
-                              report=not no_report, replace=replace)
+        kept = shared.cache or (None if shared.no_cache else Path(out) / CACHE)
+        with resumable(kept):
+            result = evaluate_run(data, config, out=out, cache=cache, progress=not shared.no_progress,
+                                  report=not no_report, replace=replace)
         from localeval.bulk import REPORT_SAMPLES
 
         print(result.table())
@@ -60,6 +65,8 @@ def add_run_commands(app: typer.Typer) -> None:
         print(f"\nwrote {', '.join(str(Path(out) / w) for w in written)}")
         if large and not no_report:
             print(f"(no report.html: it holds every row, and this run has more than {REPORT_SAMPLES:,} samples)")
+        if toy_judge(result.info):  # the last lines read: these scores are no measure of quality
+            print(f"\n{TOY_NOTE}")
         return 0
 
     @command(app, "estimate", JUDGE, PROGRESS, ENGINE,
@@ -69,7 +76,7 @@ def add_run_commands(app: typer.Typer) -> None:
         shared: Shared,
         metrics: Metrics = None,
         seed: Seed = 0,
-        sample: Annotated[int, typer.Option("--sample", help="samples to measure (default 10)")] = 10,
+        sample: Annotated[int, typer.Option("--sample", min=1, help="samples to measure")] = 10,
         total: Annotated[int | None, typer.Option(
             "--total", min=1, help="project to N samples, e.g. 1000000 (default: the data set's)")] = None,
     ) -> int:

@@ -8,12 +8,14 @@ from typing import Annotated
 
 import typer
 
-from localeval.cli.shared import command
+from localeval.cli.command import command
+from localeval.cli.help import HELP_OPTIONS, HelpGroup
 
 
 def add_models_commands(app: typer.Typer) -> None:
     """Add ``models prepare`` and ``models check`` to the ``localeval`` app."""
-    models = typer.Typer(help="manage the local model folders", no_args_is_help=True)
+    models = typer.Typer(help="manage the local model folders", no_args_is_help=True, cls=HelpGroup,
+                         context_settings={"help_option_names": HELP_OPTIONS})
     app.add_typer(models, name="models")
 
     @command(models, "prepare", help="build the bundled default judge and embedder folders")
@@ -33,7 +35,7 @@ def add_models_commands(app: typer.Typer) -> None:
     @command(models, "check", help="read a model folder without loading it (config, tokenizer, chat template, "
                                     "every weight file, dtype, size) and say what to fix; exit 1 on a problem")
     def check(
-        folder: Annotated[str, typer.Argument(help="the model folder, e.g. one copied in by hand")],
+        folder: Annotated[str, typer.Argument(metavar="DIR", help="the model folder, e.g. one copied in by hand")],
     ) -> int:
         from localeval.model_folders.check import check_folder
 

@@ -1,20 +1,22 @@
-"""The options several commands share (judge, engine, progress, cache), declared once, and how a command is built."""
+"""The options several commands share (judge, engine, progress, cache), declared once, and the Shared values a
+command receives (``cli.command`` builds the commands)."""
 
 from __future__ import annotations
 
-import functools
-import inspect
-import sys
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
 from typing import Annotated, Any, Literal
 
 import typer
-from typer.core import TyperCommand
 
-from localeval.config import DEFAULT_BATCH_SIZE, DEFAULT_BATCH_TOKENS, JudgeOptions, RunConfig, build_config
+from localeval.config import (
+    DEFAULT_BATCH_SIZE,
+    DEFAULT_BATCH_TOKENS,
+    JudgeOptions,
+    OptionError,
+    RunConfig,
+    build_config,
+)
 from localeval.errors import LocalevalError
-from localeval.silence import quiet
 
 
 @dataclass(frozen=True)
@@ -68,7 +70,7 @@ class Shared:
                             temperature=self.temperature, soft=self.soft,
                             merge_repeats=not self.judge_every_copy)
         except ValueError as error:
-            raise LocalevalError(str(error)) from None
+            raise OptionError(str(error)) from None
 
     def judge_options(self, seed: int) -> JudgeOptions:
         """How the judge is loaded and run."""
@@ -77,13 +79,13 @@ class Shared:
         extra: dict[str, object] = {"dtype": self.dtype} if self.dtype != "auto" else {}
         if self.stop_repeats:
             if self.engine != "transformers":
-                raise LocalevalError("--stop-repeats works on the transformers engine only")
+                raise OptionError("--stop-repeats works on the transformers engine only")
             extra["stop_repeats"] = True
         if self.drafts is not None:
             if self.engine != "transformers":
-                raise LocalevalError("--drafts works on the transformers engine only (vLLM schedules its own decoding)")
+                raise OptionError("--drafts works on the transformers engine only (vLLM schedules its own decoding)")
             if self.drafts < 0:
-                raise LocalevalError(f"--drafts takes 0 (off) or more draft tokens, not {self.drafts}")
+                raise OptionError(f"--drafts takes 0 (off) or more draft tokens, not {self.drafts}")
             extra["drafts"] = self.drafts
         if self.engine != "transformers":
             extra = {
@@ -104,15 +106,18 @@ class Shared:
     def server_options(self) -> JudgeOptions:
         """The judge a server runs (--engine server): its URLs and the options of the server engine."""
         if self.engine != "server":
-            raise LocalevalError("--server-url takes --engine server")
+            raise OptionError("--server-url takes --engine server")
         if not self.server_url:
-            raise LocalevalError("--engine server needs --server-url http://HOST:PORT/v1, the judge server's OpenAI "
+            raise OptionError("--engine server needs --server-url http://HOST:PORT/v1, the judge server's OpenAI "
                                  "base URL (once per server)")
+        schemeless = [url for url in self.server_url if not url.strip().startswith(("http://", "https://"))]
+        if schemeless:
+            raise OptionError(f"--server-url takes http:// or https:// URLs, not {schemeless[0]!r}")
         wrong = [flag for flag, given in (("--judge", self.judge), ("--deterministic", self.deterministic),
                                           ("--stop-repeats", self.stop_repeats), ("--drafts", self.drafts is not None))
                  if given]
         if wrong:
-            raise LocalevalError(f"{', '.join(wrong)} cannot work with a judge server: it serves its own model (name "
+            raise OptionError(f"{', '.join(wrong)} cannot work with a judge server: it serves its own model (name "
                                  "it with --server-model) and batches asks as it likes (to compare runs, give them "
                                  "one --cache)")
         return JudgeOptions.server(*self.server_url, kind=self.server_kind, model=self.server_model,
@@ -129,17 +134,31 @@ class Shared:
     def run_config(self, metrics: str | None = None, seed: int = 0, chunk_size: int | None = None,
                    **policies: str) -> RunConfig:
         """The run configuration these options, the metrics, the seed, the chunk size and the policies ask for."""
-        return build_config(metrics, self.judge, self.embedder, settings=self.settings(), seed=seed,
-                            judge_options=self.judge_options(seed), chunk_size=chunk_size, **policies)
+        try:
+            return build_config(metrics, self.judge, self.embedder, settings=self.settings(), seed=seed,
+                                judge_options=self.judge_options(seed), chunk_size=chunk_size, **policies)
+        except LocalevalError as error:  # --metrics: a name, an option or a criteria file that cannot work
+            raise OptionError(str(error)) from None
 
 
 # Each shared option: (parameter name, its type with the option's declaration). Defaults come from Shared.
 Option = tuple[str, Any]
 
 
+def interval_level(value: float) -> float:
+    """--level: an interval's level, strictly between 0 and 1 (a usage error otherwise)."""
+    if not 0 < value < 1:
+        raise typer.BadParameter(f"give a level between 0 and 1, e.g. 0.95, not {value}")
+    return value
+
+
+METAVARS = {"server_url": "URL"}  # where the type's own name would read badly (list[str])
+
+
 def options(*rows: tuple[str, Any, str]) -> tuple[Option, ...]:
     """Declarations from (parameter name, type, help) rows; each flag is the name in kebab case (``--batch-size``)."""
-    return tuple((name, Annotated[kind, typer.Option("--" + name.replace("_", "-"), help=text)])
+    return tuple((name, Annotated[kind, typer.Option("--" + name.replace("_", "-"), help=text,
+                                                     metavar=METAVARS.get(name))])
                  for name, kind, text in rows)
 
 
@@ -148,15 +167,15 @@ JUDGE = options(
     ("embedder", str | None, "embedder: a model folder, or a name in the models folder (default: all-minilm-l6-v2)"),
     ("no_reasons", bool, "ask for verdicts without free-text reasons"),
     ("max_examples", int | None, "at most N few-shot examples per prompt (default: all of them)"),
-    ("votes", int, "verdict asks: sample N answers and take each verdict's majority (default 1: greedy)"),
-    ("temperature", float, "sampling temperature of --votes (default 0.7)"),
+    ("votes", int, "verdict asks: sample N answers and take each verdict's majority (1: greedy)"),
+    ("temperature", float, "sampling temperature of --votes"),
     ("soft", bool, "soft verdicts: also record the judge's p(1) at every 0/1 verdict and report each metric's "
                    "soft score (p(1) in place of 0/1) beside its score"),
     ("judge_every_copy", bool, "NLI asks: judge every copy of a statement the judge listed twice, as Ragas does "
                                "(default: each distinct statement once, its copies take its verdict)"),
 )
 ENGINE = (*options(
-    ("grammar", Literal["xgrammar", "outlines"], "grammar backend for constrained decoding (default: xgrammar)"),
+    ("grammar", Literal["xgrammar", "outlines"], "grammar backend for constrained decoding"),
     ("batch_size", int, "most asks decoded together by the transformers engine"),
     ("batch_tokens", int, "transformers engine, models decoded in padded batches (sliding-window layers): "
                           "token budget of a batch, rows x (longest prompt tail + longest answer); 0: no budget"),
@@ -186,7 +205,7 @@ ENGINE = (*options(
     ("server_url", list[str] | None, "server: the judge server's OpenAI base URL, e.g. http://gpu-box:8000/v1; "
                                      "give it once per server (each serving the same model) to share the rounds"),
     ("server_kind", Literal["auto", "vllm", "vllm-legacy", "sglang", "llamacpp", "ollama", "openai"],
-     "server: how it takes a JSON schema (default auto: read from the server; vllm-legacy: guided_json)"),
+     "server: how it takes a JSON schema (auto: read from the server; vllm-legacy: guided_json)"),
     ("server_model", str | None, "server: the served model's id (default: the only one it lists)"),
     ("server_api_key_env", str | None, "server: the environment variable holding its API key (default: "
                                        "LOCALEVAL_SERVER_API_KEY, when set)"),
@@ -194,9 +213,9 @@ ENGINE = (*options(
     ("server_ca_file", str | None, "server: a CA bundle to verify its TLS certificate (an internal CA)"),
     ("server_concurrency", int | None, "server: most asks in flight on each server (default: vllm and sglang 128, "
                                        "llamacpp 2 a slot, ollama 4, openai 16)"),
-    ("server_timeout", float, "server: seconds one request may take before it is tried again (default 600)"),
-    ("server_retries", int, "server: most retries of a request after a dropped connection, a 429 or a 5xx "
-                            "(default 5, with backoff)"),
+    ("server_timeout", float, "server: seconds one request may take before it is tried again"),
+    ("server_retries", int, "server: most retries, with backoff, of a request after a dropped connection, a 429 "
+                            "or a 5xx"),
 ), ("enforce_eager", Annotated[bool | None, typer.Option(
     "--enforce-eager/--compile",
     help="vllm: run the model eagerly, or compile it (CUDA graphs); default: eager on a CPU build, compiled on a GPU",
@@ -205,79 +224,3 @@ PROGRESS = options(("no_progress", bool, "no progress, loading bars or warnings"
 CACHE_FILE = options(("cache", str | None, "a judge cache file shared between runs"))
 NO_CACHE = options(("no_cache", bool, "neither read nor write a judge cache"))
 DEFAULTS = {f.name: f.default for f in fields(Shared)}
-
-
-def _signature(func: Callable[..., Any], shared: Sequence[Option]) -> inspect.Signature:
-    """The command's own parameters (``shared`` left out), then the shared options."""
-    own = [p for name, p in inspect.signature(func, eval_str=True).parameters.items() if name != "shared"]
-    extra = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=kind, default=DEFAULTS[name])
-             for name, kind in shared]
-    return inspect.Signature([*own, *extra])
-
-
-def command(app: typer.Typer, name: str, *groups: tuple[Option, ...], help: str, short_help: str | None = None,
-            cls: type[TyperCommand] | None = None) -> Callable[[Callable[..., int]], Callable[..., int]]:
-    """Register ``func`` as a command with the groups' options; it receives them as ``shared: Shared``.
-
-    The command runs inside ``silence.quiet`` when --no-progress is given; a LocalevalError prints as one
-    ``localeval: ...`` line (exit 1), an interrupt as a hint to resume (exit 130).
-    """
-    options = [option for group in groups for option in group]
-
-    def register(func: Callable[..., int]) -> Callable[..., int]:
-        takes_shared = "shared" in inspect.signature(func).parameters
-
-        @functools.wraps(func)
-        def run(**given: Any) -> int:
-            values = {k: given.pop(k) for k, _ in options}
-            if takes_shared:
-                given["shared"] = Shared(**values)
-            try:
-                with quiet(bool(values.get("no_progress", False))):
-                    code = func(**given)
-            except LocalevalError as error:
-                print(f"localeval: {error}", file=sys.stderr)
-                code = 1
-            except KeyboardInterrupt:
-                print("localeval: interrupted; rerun the same command to resume from the judge cache",
-                      file=sys.stderr)
-                code = 130
-            raise typer.Exit(code)
-
-        signature = _signature(func, options)
-        run.__signature__ = signature  # type: ignore[attr-defined]
-        run.__annotations__ = {p.name: p.annotation for p in signature.parameters.values()}
-        app.command(name, help=help, short_help=short_help, cls=cls)(run)
-        return func
-
-    return register
-
-
-def rewriting(optional: dict[str, str] | None = None, spread: Sequence[str] = ()) -> type[TyperCommand]:
-    """A command class that reads two argparse forms: an option whose value may be left out (``optional``:
-    flag -> the value it then takes) and an option followed by several values (``spread``)."""
-
-    class Rewriting(TyperCommand):
-        def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
-            return super().parse_args(ctx, rewrite_argv(args, optional or {}, spread))
-
-    return Rewriting
-
-
-def rewrite_argv(args: Sequence[str], optional: dict[str, str], spread: Sequence[str]) -> list[str]:
-    """``--pairs --x`` -> ``--pairs VALUE --x``; ``--no-worse a b`` -> ``--no-worse a --no-worse b``."""
-    out: list[str] = []
-    i = 0
-    while i < len(args):
-        arg = args[i]
-        out.append(arg)
-        i += 1
-        if arg in optional and (i == len(args) or args[i].startswith("-")):
-            out.append(optional[arg])
-        elif arg in spread:
-            taken = 0
-            while i < len(args) and not args[i].startswith("-"):
-                out.extend([arg, args[i]] if taken else [args[i]])
-                taken += 1
-                i += 1
-    return out

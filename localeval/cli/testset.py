@@ -8,7 +8,8 @@ from typing import Annotated
 
 import typer
 
-from localeval.cli.shared import CACHE_FILE, ENGINE, JUDGE, NO_CACHE, PROGRESS, Shared, command
+from localeval.cli.command import command, usage_errors
+from localeval.cli.shared import CACHE_FILE, ENGINE, JUDGE, NO_CACHE, PROGRESS, Shared
 from localeval.testset.documents import MAX_CHARS, MIN_CHARS
 from localeval.testset.generate import DEFAULT_STYLES, MAX_WAVES, MIN_SUPPORT
 
@@ -40,13 +41,13 @@ def add_testset_commands(app: typer.Typer) -> None:
         out: Annotated[str, typer.Option("--out", help="the test set, as JSON lines (e.g. testset.jsonl)")],
         shared: Shared,
         mix: Annotated[str | None, typer.Option(
-            "--mix", help="shares of the answerable types (default "
-                          "single_hop_specific=0.5,multi_hop_abstract=0.25,multi_hop_specific=0.25)")] = None,
+            "--mix", help="shares of the answerable types, TYPE=SHARE separated by commas (default: "
+                          "single_hop_specific=0.5, multi_hop_abstract=0.25, multi_hop_specific=0.25)")] = None,
         unanswerable: Annotated[float, typer.Option(
             "--unanswerable", callback=_unit_share,
-            help="share of the size given to questions the documents do not answer (default 0.1)")] = 0.1,
+            help="share of the size given to questions the documents do not answer")] = 0.1,
         styles: Annotated[str, typer.Option(
-            "--styles", help=f"query styles to draw from (default: {','.join(DEFAULT_STYLES)})")]
+            "--styles", help="query styles to draw from")]
         = ",".join(DEFAULT_STYLES),
         graph_out: Annotated[str | None, typer.Option(
             "--graph-out", help="save the knowledge graph here; reused when the documents match")] = None,
@@ -54,23 +55,24 @@ def add_testset_commands(app: typer.Typer) -> None:
             "--seed", help="seed of the choices of chunks, entities and styles, and of sampled generations")] = 0,
         min_support: Annotated[float, typer.Option(
             "--min-support", callback=_unit_share,
-            help="share of a reference's statements its contexts must support (default 1: all; 0: no check)")]
+            help="share of a reference's statements its contexts must support (1: all; 0: no check)")]
         = MIN_SUPPORT,
         max_waves: Annotated[int, typer.Option(
-            "--max-waves", help=f"rounds of extra candidates written when checks reject rows (default {MAX_WAVES})")]
+            "--max-waves", help="rounds of extra candidates written when checks reject rows")]
         = MAX_WAVES,
         chunk_chars: Annotated[int, typer.Option(
-            "--chunk-chars", help=f"longest chunk, in characters ({MAX_CHARS})")] = MAX_CHARS,
+            "--chunk-chars", help="longest chunk, in characters")] = MAX_CHARS,
         min_chunk_chars: Annotated[int, typer.Option(
-            "--min-chunk-chars", help=f"a shorter section takes in the next ones while they fit ({MIN_CHARS}; "
-                                      "0: never)")] = MIN_CHARS,
+            "--min-chunk-chars", help="a shorter section takes in the next ones while they fit (0: never)")]
+        = MIN_CHARS,
     ) -> int:
         from localeval import api
         from localeval.testset import NOTE, generate_testset
         from localeval.testset.generate import plan_targets
 
         chosen = [s.strip() for s in styles.split(",") if s.strip()]
-        plan_targets(size, mix, unanswerable, chosen)  # bad options fail before a model loads
+        with usage_errors():  # bad options fail before a model loads
+            plan_targets(size, mix, unanswerable, chosen)
         config = shared.judge_config(seed)
         judge = api.load_judge(config.judge, config.engine)
         embedder = api.load_embedder(config.embedder)

@@ -164,6 +164,16 @@ def unchecked_rules(run: RunLike) -> list[str]:
     return [rule.id for rule in RULES if not rule.applies(computed)]
 
 
+def needs_text(rule: Rule) -> str:
+    """The metrics a rule needs, in words: ``faithfulness and (factual_correctness or answer_correctness)``."""
+    def group(roles: tuple[str, ...]) -> str:
+        if roles == (RETRIEVAL,):
+            return f"a retrieval metric ({', '.join(RETRIEVAL_METRICS[:3])}, ...)"
+        return roles[0] if len(roles) == 1 else "(" + " or ".join(roles) + ")"
+
+    return " and ".join(group(g) for g in rule.needs)
+
+
 def diagnose(run: RunLike) -> list[Finding]:
     """Every rule whose metrics were computed and whose condition holds, in RULES order."""
     r = as_run(run)
@@ -197,11 +207,36 @@ def diagnose(run: RunLike) -> list[Finding]:
     return findings
 
 
-def format_findings(findings: list[Finding], *, max_ids: int = 8) -> str:
-    """Plain text, one block per finding."""
+def format_unchecked(run: RunLike) -> str:
+    """The rules the run's metrics could not check, each with the metrics it needs; "" when every rule was."""
+    ids = set(unchecked_rules(run))
+    if not ids:
+        return ""
+    lines = [f"Not checked: {len(ids)} of {len(RULES)} rules, for want of the metrics they need (add them to "
+             "evaluate --metrics to check them; localeval metrics lists every metric):"]
+    lines += [f"  [{rule.id}] needs {needs_text(rule)}" for rule in RULES if rule.id in ids]
+    return "\n".join(lines)
+
+
+def diagnosis_text(run: RunLike) -> str:
+    """What ``localeval diagnose`` prints: the findings, then the rules left unchecked and what they need."""
+    r = as_run(run)
+    checked = len(RULES) - len(unchecked_rules(r))
+    parts = [format_findings(diagnose(r), checked=checked), format_unchecked(r)]
+    return "\n\n".join(p for p in parts if p)
+
+
+def format_findings(findings: list[Finding], *, max_ids: int = 8, checked: int | None = None) -> str:
+    """Plain text, one block per finding; ``checked``: how many rules the run's metrics could check."""
     if not findings:
-        return (f"No diagnosis rule fired (thresholds: high >= {HIGH}, low < {LOW}; "
-                f"noise sensitivity high >= {NOISE_HIGH}, low < {NOISE_LOW}).")
+        thresholds = (f"thresholds: high >= {HIGH}, low < {LOW}; noise sensitivity high >= {NOISE_HIGH}, "
+                      f"low < {NOISE_LOW}")
+        if checked == 0:
+            return "No diagnosis rule could be checked: each needs metrics this run did not compute."
+        if checked is None or checked == len(RULES):
+            return f"No diagnosis rule fired ({thresholds})."
+        return (f"No diagnosis rule fired; this run's metrics could check {checked} of the {len(RULES)} rules "
+                f"({thresholds}).")
     blocks = []
     for f in findings:
         where = "on the run's means" if f.scope == "run" else "on a subgroup of samples"

@@ -13,10 +13,18 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from localeval.errors import LocalevalError
-from localeval.metrics.registry import base_name
+from localeval.metrics.registry import base_name, definition_of
 from localeval.report.comparable import comparison_warnings
 from localeval.report.compare import WORSE, compare_metric, format_ci, no_shared_ids
 from localeval.report.runs import Run, RunLike, as_run
+
+
+class GateRuleError(LocalevalError):
+    """A rule that cannot be checked as written: a value out of range, a metric name that is not one, no rule at
+    all (the CLI exits 2, apart from the 1 of a gate that failed)."""
+
+    exit_code = 2
+
 
 NO_RULE = ("gate: no rule given, so nothing to check; give at least one: min={'faithfulness': 0.8} (a floor on "
            "a metric's mean), max_nan=0.05 or max_nan={'faithfulness': 0.05} (a ceiling on the NaN share), "
@@ -45,10 +53,17 @@ class GateResult:
 
 
 def _absent(metric: str, run: Run, which: str = "the run") -> str:
+    """The failure of a rule on a metric ``run`` did not compute; GateRuleError when the name is the problem: no
+    metric localeval knows, or the run's column of that metric is written otherwise (with its options)."""
     names = run.metric_names
-    similar = [n for n in names if base_name(n) == base_name(metric)] or difflib.get_close_matches(metric, names, 2)
-    hint = f"; did you mean {' or '.join(similar)}?" if similar else f" (it has: {', '.join(names) or 'no metric'})"
-    return f"{metric}: not in {which}{hint}"
+    has = f"it has: {', '.join(names) or 'no metric'}"
+    same = [n for n in names if base_name(n) == base_name(metric)]
+    if definition_of(metric) is not None and not same:
+        return f"{metric}: not in {which} ({has})"
+    similar = same or difflib.get_close_matches(metric, names, 2)
+    hint = f"did you mean {' or '.join(similar)}?" if similar else has
+    raise GateRuleError(f"gate: {metric!r} is not a metric of {which}; {hint} (name each metric as the run's "
+                        "summary does)")
 
 
 def _share(value: float) -> str:
@@ -57,7 +72,7 @@ def _share(value: float) -> str:
 
 def _check_number(kind: str, metric: str, value: float, low: float, high: float) -> None:
     if not isinstance(value, int | float) or math.isnan(value) or not low <= value <= high:
-        raise LocalevalError(f"{kind} for {metric}: {value!r} must be a number from {low} to {high}")
+        raise GateRuleError(f"{kind} for {metric}: {value!r} must be a number from {low} to {high}")
 
 
 def _floors(run: Run, floors: Mapping[str, float], failures: list[str], checks: list[str]) -> None:
@@ -129,7 +144,8 @@ def gate(
     resamples: int = 2000,
     seed: int = 0,
 ) -> GateResult:
-    """Check a run against its rules; a metric a rule names but the run lacks is a failure.
+    """Check a run against its rules; a metric a rule names but the run lacks is a failure, a name that is no
+    metric (or not as the run writes it) a GateRuleError, as is a rule that cannot be checked.
 
     ``min``: metric -> floor for its mean on valid samples. ``max_nan``: one ceiling for every metric
     of the run, or metric -> ceiling. ``no_worse``: metrics that must not be detectably worse than
@@ -139,10 +155,10 @@ def gate(
     if isinstance(no_worse, str):
         no_worse = [no_worse]
     if not min and (max_nan is None or (isinstance(max_nan, Mapping) and not max_nan)) and not no_worse:
-        raise LocalevalError(NO_RULE + (" (a baseline alone is no rule: name the metrics in no_worse)"
+        raise GateRuleError(NO_RULE + (" (a baseline alone is no rule: name the metrics in no_worse)"
                                         if baseline is not None else ""))
     if no_worse and baseline is None:
-        raise LocalevalError("no_worse needs a baseline run to compare with (--baseline RUN)")
+        raise GateRuleError("no_worse needs a baseline run to compare with (--baseline RUN)")
     current = as_run(run)
     failures: list[str] = []
     checks: list[str] = []

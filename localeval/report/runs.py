@@ -12,7 +12,8 @@ from localeval.errors import LocalevalError
 from localeval.metrics.registry import definition_of
 from localeval.nan import NAN_REASONS, Nan
 from localeval.report.aggregate import MetricSummary, soft_scores, summarize
-from localeval.store.run_folder import SAMPLES, SCORES, SUMMARY, read_scores, read_summary
+from localeval.store.chunks import CHUNKS
+from localeval.store.run_folder import CACHE, SAMPLES, SCORES, SUMMARY, read_scores, read_summary
 
 
 def higher_is_better(metric: str) -> bool:
@@ -100,6 +101,8 @@ class Run:
 
 
 RunLike = Run | str | Path
+# What evaluate leaves in its run folder from the start (its lock, judge cache, chunk log); summary.json comes last.
+STARTED = (".lock", CACHE, CHUNKS)
 
 
 def _score(metric: str, raw: Any, where: str) -> Score:
@@ -158,6 +161,9 @@ def read_run(folder: str | Path) -> Run:
     path = Path(folder)
     if not path.is_dir():
         raise LocalevalError(f"no run folder at {path}: give the folder an `evaluate --out` wrote")
+    if not (path / SUMMARY).exists() and any((path / name).exists() for name in STARTED):
+        raise LocalevalError(f"the run in {path} did not finish (it has no {SUMMARY} yet): run the same "
+                             f"`localeval evaluate ... --out {path}` command again to resume it, then read it")
     try:
         rows = read_scores(path)
         summary = read_summary(path) if (path / SUMMARY).exists() else {}

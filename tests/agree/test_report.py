@@ -156,7 +156,7 @@ def test_cli_prints_the_report_and_writes_json(tmp_path: Path, run: Path, capsys
     (["--pairs", "/no/such/folder"], "no such folder"),
 ])
 def test_cli_errors(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
-    assert _agree_cli(argv) == 1
+    assert _agree_cli(argv) == 2  # a usage error
     err = capsys.readouterr().err
     assert err.startswith("localeval: ") and re.search(message, err), err
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from localeval.report.diagnosis import RULES, Finding, diagnose, format_findings, unchecked_rules
+from localeval.report.diagnosis import RULES, Finding, diagnose, diagnosis_text, format_findings, unchecked_rules
 
 CP, PK, CR = "context_precision", "precision_at_k", "context_recall"
 FA, FC, AR = "faithfulness", "factual_correctness", "answer_relevancy"
@@ -93,3 +93,28 @@ def test_text_and_command(make_run, cli, capsys) -> None:
     assert "No diagnosis rule fired" in format_findings([])
     assert cli(["diagnose", str(run)]) == 0
     assert "[topk_padded]" in capsys.readouterr().out
+
+
+def test_the_rules_a_run_could_not_check_are_named_with_the_metrics_they_need(make_run, cli, capsys) -> None:
+    run = _run(make_run, "two", {FA: 0.8, AR: 0.8})  # only plausible_but_wrong and off_point can be checked
+    assert cli(["diagnose", str(run)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("No diagnosis rule fired; this run's metrics could check 2 of the 13 rules (thresholds")
+    assert "Not checked: 11 of 13 rules, for want of the metrics they need" in out
+    listed = [line.strip() for line in out.splitlines() if line.startswith("  [")]
+    assert len(listed) == 11
+    assert "[topk_padded] needs context_precision and precision_at_k" in listed
+    assert "[grounded_but_wrong] needs response_groundedness and (answer_correctness or answer_accuracy)" in listed
+    assert ("[made_up_without_retrieval] needs a retrieval metric (context_precision, context_recall, "
+            "precision_at_k, ...) and faithfulness") in listed
+    assert not any(rule in out for rule in ("[plausible_but_wrong]", "[off_point]"))
+
+
+def test_a_run_no_rule_can_read_says_so(make_run) -> None:
+    run = _run(make_run, "none", {"answer_similarity": 0.8})
+    text = diagnosis_text(run)
+    assert text.startswith("No diagnosis rule could be checked: each needs metrics this run did not compute.")
+    assert "Not checked: 13 of 13 rules" in text
+    every = _run(make_run, "every", {CP: 0.9, PK: 0.3, CR: 0.9, FA: 0.9, FC: 0.9, AR: 0.9, NS: 0.0, NSI: 0.0,
+                                      "response_groundedness": 0.9, "answer_correctness": 0.9})
+    assert "Not checked" not in diagnosis_text(every)

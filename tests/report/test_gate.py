@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from localeval.errors import LocalevalError
-from localeval.report.gate import gate
+from localeval.report.gate import GateRuleError, gate
 
 GOOD = [0.9, 0.8, 1.0, 0.9, 0.85, 0.95, 0.9, 0.8]
 BAD = [0.5, 0.4, 0.6, 0.5, 0.45, 0.55, 0.5, 0.4]
@@ -55,12 +55,15 @@ def test_a_metric_the_run_lacks_is_a_failure(runs, make_run) -> None:
     result = gate(base, min={"answer_relevancy": 0.5}, max_nan={"noise_sensitivity": 0.1})
     assert len(result.failures) == 2
     assert result.failures[0] == "answer_relevancy: not in the run (it has: faithfulness, context_recall)"
-    options = make_run("opts", {"factual_correctness(mode=precision)": [0.9, 0.9]})
-    hint = gate(options, min={"factual_correctness": 0.5}).failures[0]
-    assert "did you mean factual_correctness(mode=precision)?" in hint
-    assert gate(options, min={"factual_correctness(mode=precision)": 0.5}).passed
     other = make_run("other", {"context_recall": GOOD})
     assert "not in the baseline run" in gate(base, baseline=other, no_worse=["faithfulness"]).failures[0]
+
+
+def test_a_metric_named_otherwise_than_the_run_names_it_is_a_rule_error(make_run) -> None:
+    options = make_run("opts", {"factual_correctness(mode=precision)": [0.9, 0.9]})
+    with pytest.raises(GateRuleError, match=r"did you mean factual_correctness\(mode=precision\)\?"):
+        gate(options, min={"factual_correctness": 0.5})
+    assert gate(options, min={"factual_correctness(mode=precision)": 0.5}).passed
 
 
 def test_all_nan_metric_cannot_meet_a_floor(make_run) -> None:
@@ -88,22 +91,39 @@ def test_command_exit_codes(runs, cli, capsys) -> None:
         assert len(err) == 1 and err[0].startswith(("context_recall:", "faithfulness:")), err
     assert cli(["gate", str(worse), "--min", "context_recall=0.8", "--min", "faithfulness=0.99"]) == 1
     assert len(capsys.readouterr().err.strip().splitlines()) == 2  # one line per failed rule
-    assert cli(["gate", str(base), "--min", "faithfulness"]) == 1
-    assert "metric=value" in capsys.readouterr().err
-    assert cli(["gate", str(base), "--no-worse", "faithfulness"]) == 1
-    assert "--baseline" in capsys.readouterr().err
+    assert cli(["gate", str(worse), "--min", "answer_relevancy=0.5"]) == 1  # a metric the run lacks fails it
+    assert capsys.readouterr().err.startswith("answer_relevancy: not in the run")
+
+
+@pytest.mark.parametrize(("rule", "said"), [
+    (["--min", "faithfullness=0.8"], "'faithfullness' is not a metric of the run; did you mean faithfulness?"),
+    (["--min", "faithfulness=high"], "--min 'faithfulness=high': 'high' is not a number (write metric=0.8)"),
+    (["--min", "faithfulness=1.5"], "--min for faithfulness: 1.5 must be a number from -1.0 to 1.0"),
+    (["--min", "faithfulness"], "--min 'faithfulness': write metric=value"),
+    (["--max-nan", "0.1,0.2"], "--max-nan: one ceiling for all metrics, got 0.1, 0.2"),
+    (["--max-nan", "context_recal=0.1"], "'context_recal' is not a metric of the run; did you mean context_recall?"),
+    (["--no-worse", "faithfulness"], "no_worse needs a baseline run to compare with (--baseline RUN)"),
+])
+def test_a_rule_that_cannot_be_checked_is_a_usage_error(runs, cli, capsys, rule: list[str], said: str) -> None:
+    """Exit 2 and one line that says what to write instead; a failed gate is 1, so CI tells them apart."""
+    _, _, worse = runs
+    assert cli(["gate", str(worse), *rule]) == 2
+    captured = capsys.readouterr()
+    (line,) = captured.err.strip().splitlines()
+    assert line.startswith("localeval: ") and said in line
+    assert captured.out == ""
 
 
 def test_no_rule_is_an_error_not_a_pass(runs, cli, capsys) -> None:
     base, _, _ = runs
     for extra in ([], ["--baseline", str(base)], ["--verbose"]):
-        assert cli(["gate", str(base), *extra]) == 1, extra
+        assert cli(["gate", str(base), *extra]) == 2, extra
         captured = capsys.readouterr()
         assert "gate passed" not in captured.out
         (line,) = captured.err.strip().splitlines()
         assert line.startswith("localeval: gate: no rule given, so nothing to check")
         assert all(o in line for o in ("--min METRIC=V", "--max-nan", "--baseline RUN --no-worse METRIC"))
-    assert cli(["gate", str(base), "--baseline", str(base)]) == 1
+    assert cli(["gate", str(base), "--baseline", str(base)]) == 2
     assert "--baseline alone is no rule: add --no-worse METRIC" in capsys.readouterr().err
     for empty in ({}, {"max_nan": {}}, {"baseline": base}):
         with pytest.raises(LocalevalError, match=r"no rule given.*min=\{'faithfulness': 0.8\}"):
@@ -121,5 +141,10 @@ def test_no_worse_against_a_baseline_of_other_samples(runs, make_run) -> None:
 
 def test_gate_guesses_a_misspelled_metric_of_the_run(make_run) -> None:
     run = make_run("run", {"faithfulness": [0.9, 0.8], "context_recall": [0.5, 0.5]})
-    (failure,) = gate(run, min={"faithfullness": 0.5}).failures
-    assert failure == "faithfullness: not in the run; did you mean faithfulness?"
+    with pytest.raises(GateRuleError) as raised:
+        gate(run, min={"faithfullness": 0.5})
+    assert str(raised.value) == ("gate: 'faithfullness' is not a metric of the run; did you mean faithfulness? "
+                                 "(name each metric as the run's summary does)")
+    with pytest.raises(GateRuleError, match=r"'bogus' is not a metric of the run; it has: faithfulness, "
+                                            r"context_recall"):
+        gate(run, max_nan={"bogus": 0.1})

@@ -1,5 +1,5 @@
-"""A run the bundled toy judge scored says so: in the printed summary and report.html; a run with another
-judge, or with no judge metric, does not."""
+"""A run the bundled toy judge scored says so: in the printed summary, evaluate's last lines and report.html;
+a run with another judge, or with no judge metric, does not."""
 
 from __future__ import annotations
 
@@ -8,11 +8,13 @@ from pathlib import Path
 import pytest
 
 import localeval
+from localeval.cli import main
 from localeval.engine.scripted import ScriptedEngine, rule_script
 from localeval.model_folders import DEFAULT_JUDGE
 from localeval.report.html import render_report
 from localeval.report.judge_note import TOY_NOTE, toy_judge
 
+DEMO = Path(__file__).resolve().parents[2] / "examples" / "rag_demo.jsonl"
 # The fingerprint the transformers engine gives the bundled judge's folder (engine, folder@files, dtype).
 TOY = f"transformers:{DEFAULT_JUDGE}@0123456789abcdef:float32"
 SERVED_TOY = "server:vllm HuggingFaceTB/SmolLM2-135M-Instruct (vllm 0.11.0)"
@@ -63,3 +65,14 @@ def test_the_report_says_it_under_its_title(tmp_path: Path) -> None:
     localeval.evaluate(ROWS, metrics="faithfulness,mrr", judge=_judge(REAL), out=tmp_path / "real",
                        progress=False, report=False)
     assert "toy judge" not in render_report(tmp_path / "real")
+
+
+@pytest.mark.parametrize(("judge", "noted"), [(TOY, True), (REAL, False)])
+def test_evaluate_s_last_lines_say_it(judge: str, noted: bool, models_folder: Path, tmp_path: Path,
+                                      monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr("localeval.api.load_judge", lambda *args, **kwargs: _judge(judge))
+    assert main(["evaluate", str(DEMO), "--metrics", "faithfulness", "--out", str(tmp_path / "run"),
+                 "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert out.rstrip().endswith(TOY_NOTE) is noted
+    assert out.count(TOY_NOTE) == (2 if noted else 0)  # in the summary table, and again as the last line

@@ -69,9 +69,9 @@ def test_bad_options_are_refused(docs: Path, tmp_path: Path, fakes: list[Scripte
                                  capsys: pytest.CaptureFixture[str]) -> None:
     assert _run(["testset", str(docs), "--size", "4", "--out", str(tmp_path / "t.jsonl"), "--unanswerable", "2"]) == 2
     assert "give a share between 0 and 1" in capsys.readouterr().err
-    assert _run(["testset", str(docs), "--size", "4", "--out", str(tmp_path / "t.jsonl"), "--mix", "simple=1"]) == 1
+    assert _run(["testset", str(docs), "--size", "4", "--out", str(tmp_path / "t.jsonl"), "--mix", "simple=1"]) == 2
     assert "localeval: " in (err := capsys.readouterr().err) and "unknown question type" in err
-    assert _run(["testset", str(docs), "--size", "4", "--out", str(tmp_path / "t.jsonl"), "--styles", "loud"]) == 1
+    assert _run(["testset", str(docs), "--size", "4", "--out", str(tmp_path / "t.jsonl"), "--styles", "loud"]) == 2
     assert "query style" in capsys.readouterr().err
     assert fakes == []  # refused before a model loads
     assert fakes == []  # no judge was loaded for bad options

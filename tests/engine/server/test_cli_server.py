@@ -76,7 +76,8 @@ def test_the_key_may_come_from_a_file_or_a_variable_named_for_it(played, tmp_pat
     (["--engine", "server", "--server-url", "gpu-box:8000"], "--server-url takes http:// or https:// URLs"),
 ])
 def test_the_server_options_say_what_is_missing_or_does_not_fit(argv, said, tmp_path, capsys) -> None:
-    assert main(["evaluate", DEMO, "--out", str(tmp_path / "run"), "--metrics", METRICS, "--no-progress", *argv]) == 1
+    """Usage errors: exit 2, before anything is loaded or asked."""
+    assert main(["evaluate", DEMO, "--out", str(tmp_path / "run"), "--metrics", METRICS, "--no-progress", *argv]) == 2
     assert said in capsys.readouterr().err
 
 
