@@ -29,9 +29,19 @@ def option_words(definition: MetricDef, key: str) -> str:
         return f"strictness: 1 or more (default {default})"
     if key == "weight":
         return f"weight: the similarity's weight, 0 to 1 (default {default})"
+    if key == "threshold" and _similarity_threshold(definition):
+        return f"threshold: the string similarity a match needs, 0 to 1 (default {default})"
     if key == "threshold":
         return f"threshold: a cosine for a 0/1 score, or none (default {'none' if default is None else default})"
+    if key in WHOLE:
+        return f"{key}: a whole number, {WHOLE[key]} or more (default {default})"
     return f"{key}: a number (default {default})"
+
+
+def _similarity_threshold(definition: MetricDef) -> bool:
+    """Whether ``threshold`` is a string similarity that must be a number (the string-based context metrics),
+    not a cosine that may be none."""
+    return "distance_measure" in definition.options
 
 
 def _options_list(base: str, definition: MetricDef) -> str:
@@ -41,10 +51,14 @@ def _options_list(base: str, definition: MetricDef) -> str:
 
 
 FLOATS = {"beta": (None, None), "weight": (0.0, 1.0), "threshold": (None, None)}
+WHOLE = {"k": 1, "strictness": 1, "min_span_words": 0}  # whole-number options and their least value
 
 
-def _float(metric: str, key: str, raw: str) -> float | None:
+def _float(metric: str, key: str, raw: str, definition: MetricDef) -> float | None:
     if key == "threshold" and raw.lower() == "none":
+        if _similarity_threshold(definition):
+            raise LocalevalError(f"metric {metric}: option threshold must be a number, the string similarity "
+                                 f"(0 to 1) a match needs, e.g. {metric}:threshold=0.7")
         return None
     low, high = FLOATS[key]
     try:
@@ -62,17 +76,18 @@ def _convert(metric: str, key: str, raw: str, definition: MetricDef) -> Any:
     if raw.lower() in ("none", "all") and key == "k":
         return None
     if key in FLOATS and key != "beta":
-        return _float(metric, key, raw)
+        return _float(metric, key, raw, definition)
     try:
-        if key in ("k", "strictness"):
+        if key in WHOLE:
             value: Any = int(raw)
-            if value < 1:
+            if value < WHOLE[key]:
                 raise ValueError
             return value
         if key == "beta":
             return float(raw)
     except ValueError:
-        kind = "a whole number, 1 or more" + (", or all" if key == "k" else "") if key != "beta" else "a number"
+        kind = (f"a whole number, {WHOLE[key]} or more" + (", or all" if key == "k" else "")
+                if key != "beta" else "a number")
         raise LocalevalError(f"metric {metric}: option {key}={raw!r} must be {kind}, e.g. {metric}:{key}="
                              f"{2 if key != 'beta' else 0.5}") from None
     if key in definition.choices and raw not in map(str, definition.choices[key]):

@@ -165,25 +165,6 @@ def _unknown_metric(base: str) -> LocalevalError:
                           "(`localeval metrics` lists what each needs and its options)")
 
 
-def _typed(base: str, options: dict[str, Any]) -> dict[str, Any]:
-    """The options ``apply_options`` leaves as text or lets be none: ``min_span_words`` a whole number, 0 or
-    more; a string-similarity ``threshold`` a number, never none."""
-    raw = options.get("min_span_words")
-    if isinstance(raw, str):
-        try:
-            words = int(raw)
-            if words < 0:
-                raise ValueError
-        except ValueError:
-            raise LocalevalError(f"metric {base}: option min_span_words={raw!r} must be a whole number, 0 or more, "
-                                 f"e.g. {base}:min_span_words=2") from None
-        options = {**options, "min_span_words": words}
-    if "distance_measure" in options and "threshold" in options and options["threshold"] is None:
-        raise LocalevalError(f"metric {base}: option threshold must be a number, the string similarity (0 to 1) "
-                             f"a match needs, e.g. {base}:threshold=0.7")
-    return options
-
-
 def parse_metric_items(text: str) -> list[MetricSpec]:
     """One spec, or one per criterion of a criteria file named without a criterion (``criteria.toml``)."""
     parts = [p.strip() for p in text.strip().split(":")]
@@ -206,7 +187,7 @@ def parse_metric(text: str) -> MetricSpec:
     if base not in METRICS:
         raise _unknown_metric(base)
     definition = METRICS[base]
-    options = _typed(base, apply_options(base, definition, preset, parts))
+    options = apply_options(base, definition, preset, parts)
     changed = {k: v for k, v in options.items() if v != definition.options[k]}
     name = base
     if base == "noise_sensitivity" and changed.get("mode") == "irrelevant":

@@ -229,3 +229,12 @@ def test_report_shows_each_string_metric_with_its_verdicts_or_says_no_judge_was_
     assert "closest reference context: 1, similarity 1.0000 &gt;= 0.5" in page  # beside the retrieved context
     assert "<dt>reference contexts</dt>" in page and "Reference &lt;script&gt;two" in page
     assert "<script>two" not in page
+
+
+def test_the_option_words_say_what_a_string_metric_option_takes() -> None:
+    from localeval.metrics.options import option_words
+
+    threshold = option_words(METRICS["non_llm_context_precision"], "threshold")
+    assert "string similarity" in threshold and "cosine" not in threshold and "none" not in threshold
+    assert "whole number, 0 or more" in option_words(METRICS["quoted_spans_alignment"], "min_span_words")
+    assert "cosine" in option_words(METRICS["semantic_similarity"], "threshold")  # the cosine threshold, as before
