@@ -202,12 +202,13 @@ class EvaluationResult:
     def usage(self) -> dict[str, Usage]:
         return self.output.usage
 
-    def table(self) -> str:
-        """The printed summary: scores, then cost, then a warning when the judge is not batch-invariant."""
+    def table(self, judge_note: bool = True) -> str:
+        """The printed summary: scores, then cost, then a warning when the judge is not batch-invariant, then
+        (``judge_note``) a note when the bundled toy judge scored."""
         warning = invariance_warning(self.info)
         lines = [format_table(list(self.summary().values())), "", _usage_table(self)]
         lines += ["", warning] if warning else []
-        lines += toy_judge_lines(self.info)  # a run the bundled toy judge scored says so
+        lines += toy_judge_lines(self.info) if judge_note else []
         return "\n".join(lines)
 
     def rows(self) -> list[dict[str, Any]]:

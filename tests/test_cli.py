@@ -122,8 +122,8 @@ def test_an_interrupt_exits_130_with_how_to_resume(monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr(localeval.api, "evaluate_run", interrupted)
     assert main(["evaluate", "data.jsonl", "--out", "x", "--no-progress"]) == 130
     assert capsys.readouterr().err.splitlines() == [
-        "localeval: interrupted. The judge's answers so far are kept in x/judge.sqlite (but for the last few it had "
-        "not yet written); to resume, run the same command again:",
+        "localeval: interrupted. The judge's answers so far are kept in x/judge.sqlite; to resume, run the same "
+        "command again:",
         "  localeval evaluate data.jsonl --out x --no-progress"]
 
 

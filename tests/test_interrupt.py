@@ -4,6 +4,7 @@ back says to resume it; the same command then finishes the run."""
 from __future__ import annotations
 
 import io
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -46,9 +47,11 @@ def test_an_interrupted_run_says_what_was_kept_and_how_to_resume(judge: list[Scr
     err = capsys.readouterr().err
     assert "Traceback" not in err
     assert "round 1 stopped: 4/6 asks" in err and "round 1 done" not in err
-    assert err.endswith(f"localeval: interrupted. The judge's answers so far are kept in {out / 'judge.sqlite'} "
-                        "(but for the last few it had not yet written); to resume, run the same command again:\n"
+    assert err.endswith(f"localeval: interrupted. The judge's answers so far are kept in {out / 'judge.sqlite'}; "
+                        "to resume, run the same command again:\n"
                         f"  localeval evaluate {DEMO} --metrics faithfulness --out {out} --no-report\n")
+    with sqlite3.connect(out / "judge.sqlite") as kept:  # every answer given before Ctrl-C, none lost
+        assert kept.execute("SELECT COUNT(*) FROM answers").fetchone() == (4,)
 
     assert main(["report", str(out)]) == 1  # the unfinished folder is not "not a run folder"
     (line,) = capsys.readouterr().err.strip().splitlines()
@@ -71,7 +74,7 @@ def test_the_message_names_the_cache_the_run_kept(judge: list[ScriptedEngine], f
         assert line == ("localeval: interrupted; this run kept no judge cache (--no-cache), so running it again "
                         "starts over")
     else:
-        assert line.startswith(f"localeval: interrupted. The judge's answers so far are kept in {tmp_path / kept} ")
+        assert line.startswith(f"localeval: interrupted. The judge's answers so far are kept in {tmp_path / kept};")
 
 
 def test_a_call_that_stops_part_way_is_not_reported_done() -> None:

@@ -72,8 +72,8 @@ def interrupted_message(stop: KeyboardInterrupt, ctx: typer.Context) -> str:
     if stop.kept is None:
         return ("localeval: interrupted; this run kept no judge cache (--no-cache), so running it again starts "
                 "over")
-    return (f"localeval: interrupted. The judge's answers so far are kept in {stop.kept} (but for the last few "
-            "it had not yet written); to resume, run the same command again:\n"
+    return (f"localeval: interrupted. The judge's answers so far are kept in {stop.kept}; to resume, run the same "
+            "command again:\n"
             f"  {command_line(ctx)}")
 
 

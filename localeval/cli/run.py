@@ -59,7 +59,7 @@ def add_run_commands(app: typer.Typer) -> None:
                                   report=not no_report, replace=replace)
         from localeval.bulk import REPORT_SAMPLES
 
-        print(result.table())
+        print(result.table(judge_note=False))  # the toy judge's note comes last instead
         large = result.sample_count > REPORT_SAMPLES
         written = ["scores.jsonl", "summary.json"] + ([] if no_report or large else ["report.html"])
         print(f"\nwrote {', '.join(str(Path(out) / w) for w in written)}")

@@ -82,6 +82,9 @@ class Generation:
             except JudgeDied as died:
                 self.commit(store)
                 raise self.died(died.cause) from None
+            except BaseException:  # Ctrl-C or any other stop: every answer received is kept for the rerun
+                self.commit(store)
+                raise
             finally:
                 shown.end()
             self.commit(store)
