@@ -17,7 +17,7 @@ from localeval.engine.scripted import ScriptedEngine, rule_script
 from localeval.result import FolderRows, MemoryRows
 
 METRICS = "faithfulness,answer_relevancy,context_precision"
-DATA = [
+DATA: list[dict[str, Any]] = [
     {"id": "s0", "user_input": "Where does the river Alpha flow?",
      "response": "The river Alpha flows into the northern sea. It is very long.",
      "retrieved_contexts": ["The river Alpha flows into the northern sea.", "Cats sleep a lot."],
