@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from benchmarks.bench import write_json
+from benchmarks.harness.bench import write_json
 
 
 def read_scores(run: Path) -> dict[str, dict[str, Any]]:

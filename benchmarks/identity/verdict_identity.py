@@ -33,8 +33,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from benchmarks.bench import add_judge_arguments, describe_machine, localeval_models, machine_line, write_json
-from benchmarks.clapnq import build_samples
+from benchmarks.harness.bench import add_judge_arguments, describe_machine, localeval_models, machine_line, write_json
+from benchmarks.harness.clapnq import build_samples
 from localeval.engine.base import Request, Result
 
 RESULTS = Path(__file__).resolve().parent / "results"

@@ -14,7 +14,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from benchmarks.bench import add_judge_arguments, describe_machine, localeval_models, machine_line, write_json
+from benchmarks.harness.bench import add_judge_arguments, describe_machine, localeval_models, machine_line, write_json
 
 RESULTS = Path(__file__).resolve().parent / "results"
 

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.bench import add_judge_arguments, describe_machine, localeval_models, machine_line, write_json
+from benchmarks.harness.bench import add_judge_arguments, describe_machine, localeval_models, machine_line, write_json
 
 RESULTS = Path(__file__).resolve().parent / "results"
 

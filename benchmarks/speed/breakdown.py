@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.bench import (
+from benchmarks.harness.bench import (
     add_judge_arguments,
     describe_machine,
     localeval_models,
@@ -34,7 +34,7 @@ from benchmarks.bench import (
     model_path,
     write_json,
 )
-from benchmarks.clapnq import build_samples
+from benchmarks.harness.clapnq import build_samples
 
 RESULTS = Path(__file__).resolve().parent / "results"
 

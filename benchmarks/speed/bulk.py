@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.bench import REPO, describe_machine, machine_line, write_json
+from benchmarks.harness.bench import REPO, describe_machine, machine_line, write_json
 
 RESULTS = Path(__file__).resolve().parent / "results"
 

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.bench import REPO, add_judge_arguments, describe_machine, machine_line, model_path, write_json
+from benchmarks.harness.bench import REPO, add_judge_arguments, describe_machine, machine_line, model_path, write_json
 
 RESULTS = Path(__file__).resolve().parent / "results"
 

@@ -26,7 +26,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from benchmarks.bench import describe_machine, machine_line, write_json
+from benchmarks.harness.bench import describe_machine, machine_line, write_json
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -37,7 +37,7 @@ METRICS = ["faithfulness", "answer_relevancy", "context_precision", "context_rec
 def record(path: Path, n: int, threads: int) -> None:
     """Score ``n`` ClapNQ samples with the default judge and write every ask it sent to ``path``."""
     import localeval
-    from benchmarks.clapnq import build_samples
+    from benchmarks.harness.clapnq import build_samples
     from benchmarks.identity.verdict_identity import Recorder
     from localeval.api import load_embedder, load_judge
     from localeval.config import JudgeOptions

@@ -6,7 +6,7 @@
 localeval runs as ``localeval evaluate`` in its own process (no cache), timed from its start to its
 exit, so interpreter start, imports, model loading, grammar compilation and the report all count
 (``--in-process`` runs it here instead and prints the engine's time split); Ragas runs in ``benchmarks/.ragas-venv``
-(``bash benchmarks/setup_ragas.sh``) through ``ragas_run.py``. Both score the same ClapNQ samples
+(``bash benchmarks/ragas/setup_ragas.sh``) through ``benchmarks/ragas/ragas_run.py``. Both score the same ClapNQ samples
 with faithfulness, response relevancy, context precision, context recall, factual correctness and
 noise sensitivity. Writes ``benchmarks/speed/results/speed_vs_ragas.json`` and prints one table per system
 and the ratio. ``--ragas-time-limit`` stops Ragas from starting new samples after that many seconds:
@@ -26,8 +26,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.bench import REPO, add_judge_arguments, describe_machine, localeval_models, machine_line, model_path
-from benchmarks.clapnq import build_samples, write_jsonl
+from benchmarks.harness.bench import (
+    REPO,
+    add_judge_arguments,
+    describe_machine,
+    localeval_models,
+    machine_line,
+    model_path,
+)
+from benchmarks.harness.clapnq import build_samples, write_jsonl
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -128,9 +135,9 @@ def run_ragas(samples_file: Path, args: argparse.Namespace) -> dict[str, Any]:
     python = Path(args.ragas_python)
     if not python.exists():
         raise SystemExit(f"{python} not found: create the Ragas environment with "
-                         "`bash benchmarks/setup_ragas.sh`, or pass --skip-ragas")
+                         "`bash benchmarks/ragas/setup_ragas.sh`, or pass --skip-ragas")
     out = Path(args.ragas_json or RESULTS / "ragas_run.json")
-    command = [str(python), str(REPO / "benchmarks" / "ragas_run.py"), "--samples", str(samples_file),
+    command = [str(python), "-m", "benchmarks.ragas.ragas_run", "--samples", str(samples_file),
                "--judge", model_path(args.judge), "--embedder", model_path(args.embedder), "--out", str(out),
                "--max-tokens", str(args.ragas_max_tokens)]
     if args.threads:
@@ -144,7 +151,7 @@ def run_ragas(samples_file: Path, args: argparse.Namespace) -> dict[str, Any]:
     started = time.perf_counter()
     hard_limit = args.ragas_time_limit * 3 + 600 if args.ragas_time_limit else None  # one sample may overrun
     try:
-        subprocess.run(command, env=env, check=True, timeout=hard_limit)
+        subprocess.run(command, env=env, cwd=REPO, check=True, timeout=hard_limit)
         stopped = None
     except subprocess.TimeoutExpired:
         stopped = f"killed after {hard_limit:.0f} s"
@@ -317,7 +324,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"whole processes: localeval {local['process_seconds']:.0f} s, "
                       f"Ragas {r['ragas_whole_seconds']:.0f} s "
                       f"({r['ragas_whole_basis']}): localeval is {r['whole_process_speedup']}x faster")
-    from benchmarks.bench import write_json
+    from benchmarks.harness.bench import write_json
 
     print(f"wrote {write_json(args.out, result)}")
     return 0

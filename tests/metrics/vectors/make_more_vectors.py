@@ -1,6 +1,6 @@
 """Conformance vectors for the metrics after the first seven: Ragas 0.4.3's own classes on scripted answers.
 
-Runs only in Ragas' environment, ``benchmarks/.ragas-venv`` (``bash benchmarks/setup_ragas.sh``):
+Runs only in Ragas' environment, ``benchmarks/.ragas-venv`` (``bash benchmarks/ragas/setup_ragas.sh``):
 
     benchmarks/.ragas-venv/bin/python tests/metrics/vectors/make_more_vectors.py \\
         --out tests/metrics/vectors/ragas-0.4.3-more.jsonl

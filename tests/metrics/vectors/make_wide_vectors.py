@@ -1,6 +1,6 @@
 """Wide conformance vectors: Ragas 0.4.3's own metric classes scored on scripted verdicts and vectors.
 
-Runs only in Ragas' environment, ``benchmarks/.ragas-venv`` (``bash benchmarks/setup_ragas.sh``):
+Runs only in Ragas' environment, ``benchmarks/.ragas-venv`` (``bash benchmarks/ragas/setup_ragas.sh``):
 
     benchmarks/.ragas-venv/bin/python tests/metrics/vectors/make_wide_vectors.py \\
         --out tests/metrics/vectors/ragas-0.4.3-wide.jsonl

@@ -4,7 +4,7 @@ Runs in benchmarks/.ragas-venv (``speed_vs_ragas.py`` launches it). Samples are 
 another, each with every metric, and the JSON is rewritten after each sample, so a run stopped by
 ``--time-limit`` (or killed) still tells how far it got and how long a sample took.
 
-    benchmarks/.ragas-venv/bin/python benchmarks/ragas_run.py --samples S.jsonl \\
+    benchmarks/.ragas-venv/bin/python -m benchmarks.ragas.ragas_run --samples S.jsonl \\
         --judge models/smollm2-135m-instruct --embedder models/all-minilm-l6-v2 --out ragas.json
 """
 
@@ -21,9 +21,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from ragas_adapter import (
+from benchmarks.ragas.ragas_adapter import (
     DEFAULT_MAX_TOKENS,
     METRICS,
     CallStats,

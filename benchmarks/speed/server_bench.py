@@ -1,7 +1,7 @@
 """The server engine on the same asks as the offline vLLM engine (the cost of HTTP), and how full it keeps the
 server (its token throughput against a plain load of the same requests at the same concurrency).
 
-    .venv-vllm/bin/python benchmarks/server_bench.py --n 3 [--concurrency 128] [--server-url URL]
+    .venv-vllm/bin/python -m benchmarks.speed.server_bench --n 3 [--concurrency 128] [--server-url URL]
 
 1. vLLM's OpenAI server starts on the bundled judge (``vllm_server.py``; or ``--server-url`` names one running,
    its key in LOCALEVAL_SERVER_API_KEY); the server engine scores N ClapNQ samples with the six metrics through
@@ -11,7 +11,7 @@ server (its token throughput against a plain load of the same requests at the sa
 3. the server stops and the offline vLLM engine, same judge and settings, answers each call's asks, timed.
 
 Embeddings come from localeval's hashing stand-in: the comparison is of the judge alone. Writes
-``benchmarks/results/server_bench_n{N}.json``.
+``benchmarks/speed/results/server_bench_n{N}.json``.
 """
 
 from __future__ import annotations
@@ -24,17 +24,16 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from bench import DEFAULT_JUDGE, RESULTS, describe_machine, machine_line, model_path, write_json
-from clapnq import build_samples
-from vllm_server import add_server_arguments, server_for
-
+from benchmarks.harness.bench import DEFAULT_JUDGE, describe_machine, machine_line, model_path, write_json
+from benchmarks.harness.clapnq import build_samples
+from benchmarks.harness.vllm_server import add_server_arguments, server_for
 from localeval.api import as_samples
 from localeval.embed import HashEmbedder
 from localeval.engine.base import Request, Result
 from localeval.metrics.registry import parse_metrics
 from localeval.scheduler import Scheduler
+
+RESULTS = Path(__file__).resolve().parent / "results"
 
 METRICS = ("faithfulness", "answer_relevancy", "context_precision", "context_recall", "factual_correctness",
            "noise_sensitivity")

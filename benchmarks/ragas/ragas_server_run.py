@@ -3,7 +3,7 @@ at once; writes a JSON result (values, NaN share and reasons per metric).
 
 Runs in benchmarks/.ragas-venv (``server_vs_ragas.py`` launches it):
 
-    benchmarks/.ragas-venv/bin/python benchmarks/ragas_server_run.py --samples S.jsonl \\
+    benchmarks/.ragas-venv/bin/python -m benchmarks.ragas.ragas_server_run --samples S.jsonl \\
         --server-url http://127.0.0.1:8000/v1 --embedder models/all-minilm-l6-v2 --out ragas.json
 
 The judge is ``llm_factory("judge", client=AsyncOpenAI(base_url=URL, api_key=KEY))`` (the key from
@@ -30,9 +30,7 @@ os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from ragas_adapter import METRICS  # the metric classes and the fields each takes
+from benchmarks.ragas.ragas_adapter import METRICS  # the metric classes and the fields each takes
 
 
 async def score(metric: Any, name: str, sample: dict[str, Any]) -> tuple[float | None, str | None]:

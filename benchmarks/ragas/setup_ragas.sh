@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Create benchmarks/.ragas-venv: Ragas 0.4.3 in its own environment, never a dependency of localeval.
-# Usage: bash benchmarks/setup_ragas.sh [python]   (idempotent; rerun to repair)
+# Usage: bash benchmarks/ragas/setup_ragas.sh [python]   (idempotent; rerun to repair)
 set -euo pipefail
-here="$(cd "$(dirname "$0")" && pwd)"
-venv="$here/.ragas-venv"
+benchmarks="$(cd "$(dirname "$0")/.." && pwd)"
+venv="$benchmarks/.ragas-venv"
 py="${1:-python3}"
 stamp="$venv/.installed"
 if [[ -f "$stamp" ]]; then

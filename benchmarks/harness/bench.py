@@ -9,8 +9,7 @@ import platform
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
-RESULTS = REPO / "benchmarks" / "results"
+REPO = Path(__file__).resolve().parents[2]
 DEFAULT_JUDGE = "models/smollm2-135m-instruct"
 DEFAULT_EMBEDDER = "models/all-minilm-l6-v2"
 

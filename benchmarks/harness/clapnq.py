@@ -6,7 +6,7 @@ the human answer, or for a ``wrong_share`` of the rows another row's answer (a w
 metrics should catch). ``unanswerable_share`` of the rows may come from the unanswerable file: the
 gold passage does not answer the question, the reference and the right response say so.
 
-    python benchmarks/clapnq.py --n 50 --seed 0 --top-k 3 --out clapnq_50.jsonl
+    python -m benchmarks.harness.clapnq --n 50 --seed 0 --top-k 3 --out clapnq_50.jsonl
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 DEFAULT_DATA = REPO / "benchmarks" / "data" / "clapnq"
 ANSWERABLE = "dev_answerable.jsonl"
 UNANSWERABLE = "dev_unanswerable.jsonl"

@@ -1,6 +1,6 @@
 """A thin local judge for Ragas 0.4.3's collections metrics: transformers generates, we parse.
 
-Runs only in ``benchmarks/.ragas-venv`` (made by ``bash benchmarks/setup_ragas.sh``), never in
+Runs only in ``benchmarks/.ragas-venv`` (made by ``bash benchmarks/ragas/setup_ragas.sh``), never in
 localeval's environment. This is how a Ragas user runs a local model without a server: the metric
 classes in ``ragas.metrics.collections`` accept only an ``InstructorBaseRagasLLM`` (two methods,
 ``generate`` and ``agenerate(prompt: str, response_model)``, returning the parsed pydantic object)
