@@ -1,7 +1,7 @@
 """Conformance vectors for the model-free string metrics: Ragas 0.4.3's own classes on fixed and seeded inputs.
 
-Runs only in Ragas' environment (``bash benchmarks/setup_ragas.sh``, then the three libraries these metrics
-use, see README-strings.md):
+Runs only in Ragas' environment (``bash benchmarks/ragas/setup_ragas.sh``, which also installs the three
+libraries these metrics use; see README-strings.md):
 
     benchmarks/.ragas-venv/bin/python tests/metrics/vectors/make_string_vectors.py \\
         --out tests/metrics/vectors/ragas-0.4.3-strings.jsonl
