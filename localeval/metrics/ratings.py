@@ -8,6 +8,8 @@ The schema allows only the scale's values, so Ragas' retries on an out-of-scale 
 
 from __future__ import annotations
 
+from typing import Any
+
 from localeval.data.sample import Sample
 from localeval.nan import Nan
 from localeval.prompts.ratings import (
@@ -47,6 +49,12 @@ def answer_accuracy(sample: Sample, trace: dict) -> Steps:
     return two_judges(first, second, 4)
 
 
+def _both_rate(trace: dict, prompts: tuple[Any, Any], inp: Any) -> Steps:
+    """Both judges rate ``inp`` on the 0/1/2 scale; the score is their rescaled mean."""
+    first, second = _record(trace, (yield [Ask(prompts[0], inp), Ask(prompts[1], inp)]))
+    return two_judges(first, second, 2)
+
+
 def ragas_context_relevance(sample: Sample, trace: dict) -> Steps:
     """Both judges rate the joined contexts for the question; trivial contexts score 0 without an ask."""
     q, contexts = sample.user_input, sample.retrieved_contexts
@@ -57,9 +65,7 @@ def ragas_context_relevance(sample: Sample, trace: dict) -> Steps:
     if not q.strip() or not context.strip() or context.strip() in q.strip():
         trace["edge_case"] = "empty context or question, or the context repeats the question"
         return 0.0
-    inp = QuestionContextInput(question=q, context=context)
-    first, second = _record(trace, (yield [Ask(RELEVANCE_1, inp), Ask(RELEVANCE_2, inp)]))
-    return two_judges(first, second, 2)
+    return (yield from _both_rate(trace, (RELEVANCE_1, RELEVANCE_2), QuestionContextInput(question=q, context=context)))
 
 
 def response_groundedness(sample: Sample, trace: dict) -> Steps:
@@ -71,6 +77,5 @@ def response_groundedness(sample: Sample, trace: dict) -> Steps:
     if not response.strip() or not context.strip():
         trace["edge_case"] = "blank response or contexts"
         return 0.0
-    inp = GroundingInput(context=context, response=response)
-    first, second = _record(trace, (yield [Ask(GROUNDEDNESS_1, inp), Ask(GROUNDEDNESS_2, inp)]))
-    return two_judges(first, second, 2)
+    return (yield from _both_rate(trace, (GROUNDEDNESS_1, GROUNDEDNESS_2), GroundingInput(context=context,
+                                                                                         response=response)))
