@@ -63,7 +63,7 @@ def test_architecture_md_lists_the_contracts_layers() -> None:
 
 
 def test_no_module_is_longer_than_one_sitting() -> None:
-    """A file does one thing and is short enough to read in one sitting (../shared/STYLE.md): 300 lines at most."""
+    """A file does one thing and is short enough to read in one sitting: 300 lines at most."""
     long = {str(p.relative_to(ROOT)): n for p in (ROOT / "localeval").rglob("*.py")
             if (n := len(p.read_text(encoding="utf-8").splitlines())) > 300}
     assert not long, long
