@@ -230,12 +230,12 @@ def _read_parquet(file: Path) -> list[Raw]:
         frame = pd.read_parquet(file)
     except Exception as e:  # pyarrow raises several types for a file that is not Parquet
         raise _stop(f"cannot read the file as Parquet: {e}") from None
-    return [Raw(row, None, record) for row, record in enumerate(frame.to_dict("records"), 1)]
+    return [Raw(row, None, record, True) for row, record in enumerate(frame.to_dict("records"), 1)]
 
 
 def _read_hf_dataset(folder: Path) -> list[Raw]:
     loaded = open_hf_dataset(folder)
-    return [] if loaded is None else [Raw(row, None, record) for row, record in enumerate(loaded.to_list(), 1)]
+    return [] if loaded is None else [Raw(row, None, r, True) for row, r in enumerate(loaded.to_list(), 1)]
 
 
 def open_hf_dataset(folder: Path) -> Any:

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from localeval.data.errors import DataError, Problem, by_row
+from localeval.data.messages import read_conversation, read_tool_calls
 from localeval.data.sample import OLD_NAMES, SAMPLE_FIELDS, TEXT_FIELDS, Sample
 from localeval.data.validate import FIX_MISSING, Needs, RowFields, needs_problems
 
@@ -37,6 +38,7 @@ class Raw:
     row: int
     line: int | None
     record: object
+    columnar: bool = False  # read from Parquet or a Hugging Face dataset: null object members mean absent
 
 
 @dataclass(frozen=True)
@@ -146,12 +148,17 @@ def _to_sample(raw: Raw, record: Mapping[Any, Any], problems: list[Problem]) -> 
             extra.update(value)
         elif column in SAMPLE_FIELDS or column in OLD_NAMES:
             name = OLD_NAMES.get(column, column)
+            if name == "user_input" and isinstance(value, list | tuple) and any(
+                    isinstance(_plain(v), Mapping) for v in value):
+                name = "conversation"  # Ragas' MultiTurnSample: user_input holds the messages
             held.setdefault(name, column)
             if value is REPORTED:
                 reported.add(name)
                 continue
-            converted = _to_field(column, name, value, report)
+            before = len(problems)
+            converted = _to_field(column, name, value, report, raw.columnar)
             if converted is None:
+                reported.update([name] if len(problems) > before else [])  # user_input's report names the field
                 continue  # missing (or reported): a missing value never conflicts with a present one
             if name not in fields:
                 fields[name], origin[name], held[name] = converted, column, column
@@ -169,10 +176,12 @@ def _to_sample(raw: Raw, record: Mapping[Any, Any], problems: list[Problem]) -> 
     return _Converted(sample, sample_id, not id_given, read)
 
 
-def _to_field(column: str, name: str, value: object, report: _Report) -> object:
+def _to_field(column: str, name: str, value: object, report: _Report, columnar: bool = False) -> object:
     """The value of sample field ``name`` read from ``column``; ``None`` when missing or reported."""
     if value is None:
         return None
+    if name in _STRUCTURED:
+        return _STRUCTURED[name](_deep_plain(value), lambda message: report(column, message), columnar)
     if column == "ground_truths":  # Ragas < 0.2 held the references as a list
         if isinstance(value, str):
             return value
@@ -181,9 +190,39 @@ def _to_field(column: str, name: str, value: object, report: _Report) -> object:
     if name in TEXT_FIELDS:
         if isinstance(value, str):
             return value
-        report(column, f"expected text, got {describe(value)}")
+        also = " (a conversation is a list of messages: objects with 'type' and 'content')" if isinstance(
+            value, list | tuple) and name == "user_input" else ""
+        report(column, f"expected text, got {describe(value)}{also}")
         return None
     return _to_texts(column, value, name.endswith("_ids"), report)
+
+
+def _to_rubrics(value: object, report: Callable[[str], None], columnar: bool) -> dict[str, str] | None:
+    """Rubrics: score level's name -> its description (``{"score1_description": "...", ...}``)."""
+    if not isinstance(value, Mapping):
+        report(f"expected an object of score level -> description, got {describe(value)}")
+        return None
+    rubrics = {str(k): v for k, v in value.items() if not (columnar and v is None)}
+    bad = next((k for k, v in rubrics.items() if not isinstance(v, str)), None)
+    if bad is not None:
+        report(f"{bad!r}: expected the level's description as text, got {describe(rubrics[bad])}")
+        return None
+    return rubrics or None
+
+
+_STRUCTURED: dict[str, Callable[[Any, Callable[[str], None], bool], object]] = {
+    "conversation": lambda v, report, columnar: read_conversation(v, report, columnar),
+    "reference_tool_calls": lambda v, report, columnar: read_tool_calls(v, report, "", columnar),
+    "rubrics": _to_rubrics,
+}
+
+
+def _deep_plain(value: object) -> object:
+    """``_plain`` all the way down: Parquet's objects and lists come back as dicts of numpy arrays."""
+    value = _plain(value)
+    if isinstance(value, Mapping):
+        return {k: _deep_plain(v) for k, v in value.items()}
+    return [_deep_plain(v) for v in value] if isinstance(value, list | tuple) else value
 
 
 def _to_texts(column: str, value: object, ids: bool, report: _Report) -> tuple[str, ...] | None:

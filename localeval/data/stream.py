@@ -171,7 +171,7 @@ def _parquet_raws(file: Path, problems: list[Problem], batch: int) -> Iterator[R
     for records in parquet.iter_batches(batch_size=batch):
         for record in records.to_pylist():
             row += 1
-            yield Raw(row, None, record)
+            yield Raw(row, None, record, True)
 
 
 def _dataset_raws(folder: Path, batch: int) -> Iterator[Raw]:
@@ -184,7 +184,7 @@ def _dataset_raws(folder: Path, batch: int) -> Iterator[Raw]:
         names = list(columns)
         for values in zip(*columns.values(), strict=True):
             row += 1
-            yield Raw(row, None, dict(zip(names, values, strict=True)))
+            yield Raw(row, None, dict(zip(names, values, strict=True)), True)
 
 
 __all__ = ["sample_chunks", "scan_samples"]

@@ -20,6 +20,8 @@ FIX_MISSING = (
 
 Needs = Mapping[str, tuple[str, ...]]  # metric name -> sample fields
 
+CONVERSATION = 'a list of messages, e.g. [{"type": "human", "content": "..."}, {"type": "ai", "content": "..."}]'
+
 
 @dataclass(frozen=True)
 class RowFields:
@@ -68,6 +70,12 @@ def needs_problems(
             value, column = r.values.get(name), r.columns.get(name)
             if value is None and used is not None and name not in used:
                 absent += [] if name in absent else [name]
+            elif name == "user_input" and r.values.get("conversation") is not None:
+                message = f"a conversation, but {', '.join(needers[name])} read the question as text"
+                problems.append(Problem(r.row, name, message, r.line, r.columns.get("conversation", "user_input")))
+            elif value is None and name == "conversation" and r.values.get("user_input") is not None:
+                message = f"user_input holds text, but {', '.join(needers[name])} read a conversation: {CONVERSATION}"
+                problems.append(Problem(r.row, name, message, r.line, r.columns.get("user_input", "user_input")))
             elif value is None:
                 word = "missing" if column is None else "empty"
                 where = column or (used or {}).get(name)
@@ -95,6 +103,8 @@ def _used_columns(columns: Sequence[str]) -> dict[str, str]:
         name = "id" if column == "sample_id" else OLD_NAMES.get(column, column)
         if name in _CHECKABLE:
             used.setdefault(name, column)
+        if name == "user_input":  # it holds the question's text or a conversation
+            used.setdefault("conversation", column)
     return used
 
 
@@ -102,6 +112,8 @@ def _absent(name: str, metrics: list[str], columns: Sequence[str]) -> Problem:
     """The problem of a needed field no column of the data holds, with a guess at a misspelled column."""
     old = [o for o, new in OLD_NAMES.items() if new == name]
     add = f"add a column {name!r}" + (f" (or its old Ragas name {' or '.join(map(repr, old))})" if old else "")
+    if name == "conversation":
+        add, old = f"add a column 'user_input' holding {CONVERSATION}", []
     others = [c for c in columns if c not in _CHECKABLE and c not in OLD_NAMES]
     close = difflib.get_close_matches(name, others, 1, 0.6) or [
         c for o in old for c in difflib.get_close_matches(o, others, 1, 0.75)

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from localeval.data.sample import LIST_FIELDS, OLD_NAMES, SAMPLE_FIELDS
+from localeval.data.sample import LIST_FIELDS, OLD_NAMES, PLAIN_FIELDS
 from localeval.errors import LocalevalError
 
 NAME = re.compile(r"^[a-z][a-z0-9_]*$")
@@ -49,9 +49,9 @@ class Criterion:
     examples: tuple[tuple[tuple[tuple[str, Any], ...], int, str], ...] = field(default=())  # (fields, score, reason)
 
     def __post_init__(self) -> None:
-        unknown = [f for f in self.fields if f not in SAMPLE_FIELDS]
+        unknown = [f for f in self.fields if f not in PLAIN_FIELDS]
         if unknown or not self.fields:
-            raise ValueError(f"criterion {self.name}: fields must be sample fields ({', '.join(SAMPLE_FIELDS)})")
+            raise ValueError(f"criterion {self.name}: fields must be sample fields ({', '.join(PLAIN_FIELDS)})")
         if self.points is not None and not 2 <= self.points <= MAX_POINTS:
             raise ValueError(f"criterion {self.name}: points must be None (binary) or 2 to {MAX_POINTS}")
         if self.strictness < 1:
@@ -87,12 +87,12 @@ def _fields(where: str, raw: Any) -> tuple[str, ...]:
         raw = [raw]
     if not isinstance(raw, list) or not raw or not all(isinstance(f, str) for f in raw):
         raise _fail(where, f"'fields' must be a non-empty list of sample fields, e.g. fields = "
-                           f"[\"user_input\", \"response\"] (fields: {', '.join(SAMPLE_FIELDS)})")
+                           f"[\"user_input\", \"response\"] (fields: {', '.join(PLAIN_FIELDS)})")
     for f in raw:
-        if f not in SAMPLE_FIELDS:
+        if f not in PLAIN_FIELDS:
             old = f" (Ragas' current name for {f!r} is {OLD_NAMES[f]!r})" if f in OLD_NAMES else ""
-            raise _fail(where, f"unknown sample field {f!r} in 'fields'{old or _hint(f, SAMPLE_FIELDS)}; "
-                               f"fields: {', '.join(SAMPLE_FIELDS)}")
+            raise _fail(where, f"unknown sample field {f!r} in 'fields'{old or _hint(f, PLAIN_FIELDS)}; "
+                               f"fields: {', '.join(PLAIN_FIELDS)}")
     if len(set(raw)) != len(raw):
         raise _fail(where, "'fields' names a field twice")
     return tuple(raw)

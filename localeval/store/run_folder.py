@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +19,9 @@ CACHE = "judge.sqlite"
 
 def _clean(value: Any) -> Any:
     """JSON-safe: NaN and infinities become null, tuples lists, numpy scalars Python numbers."""
-    if isinstance(value, dict):
+    if hasattr(value, "to_record"):  # a conversation's message or a tool call
+        return _clean(value.to_record())
+    if isinstance(value, Mapping):
         return {str(k): _clean(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [_clean(v) for v in value]
@@ -64,8 +66,10 @@ def write_samples(folder: Path, samples: Iterable[Any]) -> Path:
 
 
 def sample_record(sample: Any) -> dict[str, Any]:
-    """A sample as samples.jsonl holds it: its fields that are set, lists as lists, ``extra`` left out."""
-    return {k: _clean(v) for k, v in sample.__dict__.items() if v is not None and k != "extra"}
+    """A sample as samples.jsonl holds it: its fields that are set, lists as lists, ``extra`` left out; a
+    conversation in Ragas' shape, as ``user_input``."""
+    return {("user_input" if k == "conversation" else k): _clean(v) for k, v in sample.__dict__.items()
+            if v is not None and k != "extra"}
 
 
 def samples_text(samples: Iterable[Any]) -> str:
