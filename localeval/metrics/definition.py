@@ -9,7 +9,8 @@ from typing import Any, Literal
 
 from localeval.steps import Steps
 
-TraceKind = Literal["statements", "chunks", "questions", "claims", "noise", "ids", "criterion"]
+TraceKind = Literal["statements", "chunks", "questions", "claims", "noise", "ids", "criterion",
+                    "tool_calls", "goal", "topics", "summary", "rubric", "sql"]
 Role = Literal["retrieval", "generation"]
 
 

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from localeval.errors import LocalevalError
+from localeval.metrics.agents import AGENTS_ALIASES, AGENTS_METRICS
 from localeval.metrics.answer_correctness import answer_correctness, semantic_similarity
 from localeval.metrics.answer_relevancy import answer_relevancy
 from localeval.metrics.context_precision import context_precision, context_utilization, precision_at_k
@@ -15,6 +16,7 @@ from localeval.metrics.definition import MetricDef, MetricSpec, Role, TraceKind 
 from localeval.metrics.entity_recall import context_entity_recall
 from localeval.metrics.factual_correctness import factual_correctness
 from localeval.metrics.faithfulness import faithfulness
+from localeval.metrics.judged_texts import JUDGED_TEXTS_ALIASES, JUDGED_TEXTS_METRICS
 from localeval.metrics.noise_sensitivity import noise_sensitivity
 from localeval.metrics.options import apply_options, did_you_mean, option_words  # noqa: F401 (re-exported)
 from localeval.metrics.ratings import answer_accuracy, ragas_context_relevance, response_groundedness
@@ -32,6 +34,7 @@ from localeval.metrics.strings import (
     rouge_score,
     string_presence,
 )
+from localeval.metrics.tool_calls import TOOL_CALLS_ALIASES, TOOL_CALLS_METRICS
 
 Q, CTX, RESP, REF = "user_input", "retrieved_contexts", "response", "reference"
 IDS = ("retrieved_context_ids", "reference_context_ids")
@@ -129,6 +132,9 @@ METRICS: dict[str, MetricDef] = {
         non_llm_context_recall, (CTX, REF_CTX), (CTX, REF_CTX), STRING_CONTEXTS, {"distance_measure": MEASURES},
         summary="share of reference contexts similar to a retrieved chunk", trace="statements",
         trace_words=REF_CTX_WORDS, role="retrieval", **NO_MODEL),
+    **JUDGED_TEXTS_METRICS,  # summary score, instance-specific rubrics, SQL semantic equivalence
+    **TOOL_CALLS_METRICS,  # the agent metrics that compare tool calls, no model
+    **AGENTS_METRICS,  # the agent metrics the judge reads a conversation for
 }
 ALIASES: dict[str, tuple[str, dict[str, Any]]] = {
     "response_relevancy": ("answer_relevancy", {}),
@@ -137,6 +143,9 @@ ALIASES: dict[str, tuple[str, dict[str, Any]]] = {
     "context_precision_without_reference": ("context_utilization", {}),
     "non_llm_context_precision_with_reference": ("non_llm_context_precision", {}),  # Ragas' name
     "string_present": ("string_presence", {}),  # Ragas' name for StringPresence's score
+    **JUDGED_TEXTS_ALIASES,
+    **TOOL_CALLS_ALIASES,
+    **AGENTS_ALIASES,
 }
 
 CRITERIA_SUFFIXES = (".toml", ".py")  # a metric spec starting with such a path names a criteria file
