@@ -202,9 +202,11 @@ def _csv_cell(name: str, cell: str, row: int, line: int, problems: list[Problem]
     if cell == "":
         return None
     field = OLD_NAMES.get(name, name)
+    written = cell.strip()
+    if field in _WRITTEN_OBJECTS or (field == "user_input" and written.startswith("[{")):
+        return _written_object(written, cell)  # Ragas' to_csv writes these as Python's repr
     if field not in LIST_FIELDS and name != "ground_truths":
         return cell
-    written = cell.strip()
     if not written.startswith("["):
         if name == "ground_truths":
             return cell  # a single reference written as plain text
@@ -221,6 +223,21 @@ def _csv_cell(name: str, cell: str, row: int, line: int, problems: list[Problem]
         message = f"cannot read the list {describe(cell)}; write it as a JSON array, e.g. {_LIST_EXAMPLE}"
         problems.append(Problem(row, field, message, line, name))
         return REPORTED
+
+
+_WRITTEN_OBJECTS = ("reference_tool_calls", "rubrics")
+
+
+def _written_object(written: str, cell: str) -> object:
+    """A CSV cell holding a JSON (or Python) list or object, or the cell as it is (its field then says why)."""
+    try:
+        return json.loads(written)
+    except ValueError:
+        pass
+    try:
+        return ast.literal_eval(written)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return cell
 
 
 def _read_parquet(file: Path) -> list[Raw]:

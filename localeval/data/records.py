@@ -8,6 +8,7 @@ then lists them all in row order.
 from __future__ import annotations
 
 import math
+import re
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -206,6 +207,15 @@ def _to_rubrics(value: object, report: Callable[[str], None], columnar: bool) ->
     bad = next((k for k, v in rubrics.items() if not isinstance(v, str)), None)
     if bad is not None:
         report(f"{bad!r}: expected the level's description as text, got {describe(rubrics[bad])}")
+        return None
+    unnumbered = [k for k in rubrics if len(re.findall(r"\d+", k)) != 1]
+    if unnumbered:
+        report(f"{unnumbered[0]!r}: each key names its score level with one whole number, as Ragas' "
+               "'score1_description' ... 'score5_description' do")
+        return None
+    levels = [int(re.findall(r"\d+", k)[0]) for k in rubrics]
+    if len(set(levels)) < len(levels):
+        report(f"two keys name the same score level ({', '.join(rubrics)})")
         return None
     return rubrics or None
 

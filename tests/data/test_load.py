@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from localeval.data import DataError, Problem, Sample, load_samples, samples_from_records, validate
-from localeval.data.sample import PLAIN_FIELDS, SAMPLE_FIELDS
+from localeval.data.sample import PLAIN_FIELDS
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "rag_demo.jsonl"
 
