@@ -4,10 +4,12 @@ A conversation is what Ragas' ``MultiTurnSample`` holds in ``user_input``: a lis
 ``{"type": "human" | "ai" | "tool", "content": TEXT}``, an AI message with ``"tool_calls": [{"name": NAME,
 "args": {...}}]``. Reading one checks every message and names the first problem of each (``read_conversation``);
 ``conversation_record`` writes it back in the same shape, so a run folder's samples load like the user's file.
+Reference tool calls and a sample's rubrics (level name -> description) are read here too.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -113,6 +115,28 @@ def read_tool_calls(value: object, report: Report, where: str = "", nulls_absent
             return None
         calls.append(call)
     return tuple(calls)
+
+
+def read_rubrics(value: object, report: Report, columnar: bool = False) -> dict[str, str] | None:
+    """Rubrics: score level's name -> its description (``{"score1_description": "...", ...}``)."""
+    if not isinstance(value, Mapping):
+        report(f"expected an object of score level -> description, got {_describe(value)}")
+        return None
+    rubrics = {str(k): v for k, v in value.items() if not (columnar and v is None)}
+    bad = next((k for k, v in rubrics.items() if not isinstance(v, str)), None)
+    if bad is not None:
+        report(f"{bad!r}: expected the level's description as text, got {_describe(rubrics[bad])}")
+        return None
+    unnumbered = [k for k in rubrics if len(re.findall(r"\d+", k)) != 1]
+    if unnumbered:
+        report(f"{unnumbered[0]!r}: each key names its score level with one whole number, as Ragas' "
+               "'score1_description' ... 'score5_description' do")
+        return None
+    levels = [int(re.findall(r"\d+", k)[0]) for k in rubrics]
+    if len(set(levels)) < len(levels):
+        report(f"two keys name the same score level ({', '.join(rubrics)})")
+        return None
+    return rubrics or None
 
 
 def _read_message(i: int, item: object, report: Report, nulls_absent: bool) -> Message | None:

@@ -8,7 +8,6 @@ then lists them all in row order.
 from __future__ import annotations
 
 import math
-import re
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -17,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from localeval.data.errors import DataError, Problem, by_row
-from localeval.data.messages import read_conversation, read_tool_calls
+from localeval.data.messages import read_conversation, read_rubrics, read_tool_calls
 from localeval.data.sample import OLD_NAMES, SAMPLE_FIELDS, TEXT_FIELDS, Sample
 from localeval.data.validate import FIX_MISSING, Needs, RowFields, needs_problems
 
@@ -198,32 +197,10 @@ def _to_field(column: str, name: str, value: object, report: _Report, columnar: 
     return _to_texts(column, value, name.endswith("_ids"), report)
 
 
-def _to_rubrics(value: object, report: Callable[[str], None], columnar: bool) -> dict[str, str] | None:
-    """Rubrics: score level's name -> its description (``{"score1_description": "...", ...}``)."""
-    if not isinstance(value, Mapping):
-        report(f"expected an object of score level -> description, got {describe(value)}")
-        return None
-    rubrics = {str(k): v for k, v in value.items() if not (columnar and v is None)}
-    bad = next((k for k, v in rubrics.items() if not isinstance(v, str)), None)
-    if bad is not None:
-        report(f"{bad!r}: expected the level's description as text, got {describe(rubrics[bad])}")
-        return None
-    unnumbered = [k for k in rubrics if len(re.findall(r"\d+", k)) != 1]
-    if unnumbered:
-        report(f"{unnumbered[0]!r}: each key names its score level with one whole number, as Ragas' "
-               "'score1_description' ... 'score5_description' do")
-        return None
-    levels = [int(re.findall(r"\d+", k)[0]) for k in rubrics]
-    if len(set(levels)) < len(levels):
-        report(f"two keys name the same score level ({', '.join(rubrics)})")
-        return None
-    return rubrics or None
-
-
 _STRUCTURED: dict[str, Callable[[Any, Callable[[str], None], bool], object]] = {
     "conversation": lambda v, report, columnar: read_conversation(v, report, columnar),
     "reference_tool_calls": lambda v, report, columnar: read_tool_calls(v, report, "", columnar),
-    "rubrics": _to_rubrics,
+    "rubrics": lambda v, report, columnar: read_rubrics(v, report, columnar),
 }
 
 
