@@ -12,6 +12,10 @@ retrieval metrics computed (context precision and recall, Precision@K, context e
 context relevance, the id-based metrics), so retrieval is low only when all of them are. The
 single-rating metrics (response groundedness, answer accuracy) and answer correctness have a rule of
 their own, ``grounded_but_wrong``, the counterpart of ``wrong_documents``.
+
+The agent rules read the agent metrics (tool calls, goal accuracy, topic adherence) with the same
+thresholds. A family of rules (RAG or agent) counts for a run only when the run computed one of its
+metrics: a RAG run is not told of agent rules it could not check, nor the other way round.
 """
 
 from __future__ import annotations
@@ -33,6 +37,9 @@ RG, AC, AA = "response_groundedness", "answer_correctness", "answer_accuracy"
 RETRIEVAL = "retrieval"
 # The registry's retrieval metrics; the three the rules name first, in the order the evidence shows them.
 RETRIEVAL_METRICS = (CP, CR, PK, *(m for m in metrics_in_role("retrieval") if m not in (CP, CR, PK)))
+TA, TF, TOP = "tool_call_accuracy", "tool_call_f1", "topic_adherence"
+GR, GW = "agent_goal_accuracy_with_reference", "agent_goal_accuracy_without_reference"
+AGENT_METRICS = (TA, TF, GR, GW, TOP)
 
 Values = Mapping[str, float]
 
@@ -43,6 +50,10 @@ def _hi(v: Values, *roles: str) -> bool:
 
 def _lo(v: Values, *roles: str) -> bool:
     return all(v[r] < LOW for r in roles)
+
+
+def _any_hi(v: Values, *roles: str) -> bool:
+    return any(v[r] >= HIGH for r in roles if r in v)
 
 
 def _any_lo(v: Values, *roles: str) -> bool:
@@ -64,6 +75,7 @@ class Rule:
     holds: Callable[[Values], bool]
     advice: str
     also: tuple[str, ...] = ()  # shown in the evidence when computed, not needed
+    family: str = "rag"  # "rag" or "agent": the rules a run is told of are those of the families it computed
 
     def applies(self, computed: set[str] | Mapping[str, float]) -> bool:
         """Whether every group of needed metrics has a member in ``computed``."""
@@ -122,7 +134,36 @@ RULES: tuple[Rule, ...] = (
     Rule("made_up_without_retrieval", "Retrieval found nothing relevant, so the generator made things up",
          ((RETRIEVAL,), (FA,)), f"every retrieval metric < {LOW} and {FA} < {LOW}",
          lambda v: _lo(v, RETRIEVAL, FA), "Start by checking retrieval.", RETRIEVAL_METRICS),
+    Rule("calls_right_goal_missed", "The agent makes the expected tool calls, but the user's goal is not reached",
+         ((TA, TF), (GR, GW)), f"({TA} or {TF}) >= {HIGH} and ({GR} or {GW}) < {LOW}",
+         lambda v: _any_hi(v, TA, TF) and _any_lo(v, GR, GW),
+         "The tools are called right, but their results are misread or dropped: read the tool outputs and the "
+         "last AI turns of the failing conversations.", family="agent"),
+    Rule("goal_by_other_calls", "The goal is reached, but not with the reference tool calls", ((TA, TF), (GR, GW)),
+         f"({GR} or {GW}) >= {HIGH} and ({TA} or {TF}) < {LOW}", lambda v: _any_hi(v, GR, GW) and _any_lo(v, TA, TF),
+         "Either the reference calls are stricter than the task needs (try tool_call_accuracy:strict_order=false "
+         "or :arg_comparison=levenshtein), or the agent takes detours: read the calls beside the reference ones.",
+         family="agent"),
+    Rule("calls_out_of_order", "The expected tool calls are made, in another order", ((TF,), (TA,)),
+         f"{TF} >= {HIGH} and {TA} < {LOW}", lambda v: _hi(v, TF) and _lo(v, TA),
+         "If the order of these calls does not matter, score tool_call_accuracy:strict_order=false; if it does, "
+         "the agent plans its steps in the wrong order.", family="agent"),
+    Rule("off_topic", "The assistant strays from its topics, or refuses its own", ((TOP,),), f"{TOP} < {LOW}",
+         lambda v: _lo(v, TOP), "Score topic_adherence:mode=precision (answers off the reference topics) and "
+         "mode=recall (refusals on them) to tell which, then tighten the assistant's scope.", family="agent"),
 )
+
+
+def _families(computed: set[str] | Mapping[str, str]) -> set[str]:
+    """The rule families a run computed metrics of."""
+    agent = any(m in computed for m in AGENT_METRICS)
+    return ({"agent"} if agent else set()) | ({"rag"} if any(m not in AGENT_METRICS for m in computed) else set())
+
+
+def rules_for(run: RunLike) -> tuple[Rule, ...]:
+    """The rules a run is told of: those of the families (RAG, agent) whose metrics it computed."""
+    families = _families(columns(as_run(run))) or {"rag"}
+    return tuple(rule for rule in RULES if rule.family in families)
 
 
 @dataclass(frozen=True)
@@ -161,7 +202,7 @@ def _computed(cols: Mapping[str, str]) -> set[str]:
 def unchecked_rules(run: RunLike) -> list[str]:
     """Ids of the rules whose metrics the run did not compute."""
     computed = _computed(columns(as_run(run)))
-    return [rule.id for rule in RULES if not rule.applies(computed)]
+    return [rule.id for rule in rules_for(run) if not rule.applies(computed)]
 
 
 def needs_text(rule: Rule) -> str:
@@ -212,8 +253,8 @@ def format_unchecked(run: RunLike) -> str:
     ids = set(unchecked_rules(run))
     if not ids:
         return ""
-    lines = [f"Not checked: {len(ids)} of {len(RULES)} rules, for want of the metrics they need (add them to "
-             "evaluate --metrics to check them; localeval metrics lists every metric):"]
+    lines = [f"Not checked: {len(ids)} of {len(rules_for(run))} rules, for want of the metrics they need (add them "
+             "to evaluate --metrics to check them; localeval metrics lists every metric):"]
     lines += [f"  [{rule.id}] needs {needs_text(rule)}" for rule in RULES if rule.id in ids]
     return "\n".join(lines)
 
@@ -221,21 +262,22 @@ def format_unchecked(run: RunLike) -> str:
 def diagnosis_text(run: RunLike) -> str:
     """What ``localeval diagnose`` prints: the findings, then the rules left unchecked and what they need."""
     r = as_run(run)
-    checked = len(RULES) - len(unchecked_rules(r))
-    parts = [format_findings(diagnose(r), checked=checked), format_unchecked(r)]
+    checked = len(rules_for(r)) - len(unchecked_rules(r))
+    parts = [format_findings(diagnose(r), checked=checked, of=len(rules_for(r))), format_unchecked(r)]
     return "\n\n".join(p for p in parts if p)
 
 
-def format_findings(findings: list[Finding], *, max_ids: int = 8, checked: int | None = None) -> str:
-    """Plain text, one block per finding; ``checked``: how many rules the run's metrics could check."""
+def format_findings(findings: list[Finding], *, max_ids: int = 8, checked: int | None = None,
+                    of: int = len(RULES)) -> str:
+    """Plain text, one block per finding; ``checked``: how many of ``of`` rules the run's metrics could check."""
     if not findings:
         thresholds = (f"thresholds: high >= {HIGH}, low < {LOW}; noise sensitivity high >= {NOISE_HIGH}, "
                       f"low < {NOISE_LOW}")
         if checked == 0:
             return "No diagnosis rule could be checked: each needs metrics this run did not compute."
-        if checked is None or checked == len(RULES):
+        if checked is None or checked == of:
             return f"No diagnosis rule fired ({thresholds})."
-        return (f"No diagnosis rule fired; this run's metrics could check {checked} of the {len(RULES)} rules "
+        return (f"No diagnosis rule fired; this run's metrics could check {checked} of the {of} rules "
                 f"({thresholds}).")
     blocks = []
     for f in findings:

@@ -9,6 +9,8 @@ from localeval.report.diagnosis import RULES, Finding, diagnose, diagnosis_text,
 CP, PK, CR = "context_precision", "precision_at_k", "context_recall"
 FA, FC, AR = "faithfulness", "factual_correctness", "answer_relevancy"
 NS, NSI = "noise_sensitivity", "noise_sensitivity_irrelevant"
+TA, TF, TOP = "tool_call_accuracy", "tool_call_f1", "topic_adherence"
+GR, GW = "agent_goal_accuracy_with_reference", "agent_goal_accuracy_without_reference"
 
 # rule -> (its case, the neighbour: one number moved across a threshold); every sample scores the same.
 CASES: dict[str, tuple[dict[str, float], dict[str, float]]] = {
@@ -26,6 +28,10 @@ CASES: dict[str, tuple[dict[str, float], dict[str, float]]] = {
     "relevant_noise": ({NS: 0.4}, {NS: 0.2}),
     "pure_hallucination": ({NS: 0.05, FA: 0.3}, {NS: 0.15, FA: 0.3}),
     "made_up_without_retrieval": ({CP: 0.3, CR: 0.2, FA: 0.3}, {CP: 0.3, CR: 0.8, FA: 0.3}),
+    "calls_right_goal_missed": ({TA: 0.9, GR: 0.2}, {TA: 0.6, GR: 0.2}),
+    "goal_by_other_calls": ({GW: 0.8, TF: 0.3}, {GW: 0.8, TF: 0.5}),
+    "calls_out_of_order": ({TF: 0.9, TA: 0.2}, {TF: 0.9, TA: 0.5}),
+    "off_topic": ({TOP: 0.3}, {TOP: 0.5}),
 }
 
 
@@ -118,3 +124,11 @@ def test_a_run_no_rule_can_read_says_so(make_run) -> None:
     every = _run(make_run, "every", {CP: 0.9, PK: 0.3, CR: 0.9, FA: 0.9, FC: 0.9, AR: 0.9, NS: 0.0, NSI: 0.0,
                                       "response_groundedness": 0.9, "answer_correctness": 0.9})
     assert "Not checked" not in diagnosis_text(every)
+
+
+def test_an_agent_run_is_told_of_the_agent_rules_only(make_run) -> None:
+    text = diagnosis_text(_run(make_run, "agent", {TA: 0.8, TF: 0.8}))
+    assert "could check 1 of the 4 rules" in text and "Not checked: 3 of 4 rules" in text
+    assert "[off_topic] needs topic_adherence" in text and "[topk_padded]" not in text
+    both = diagnosis_text(_run(make_run, "both", {TA: 0.8, TF: 0.8, FA: 0.8}))
+    assert "Not checked: 16 of 17 rules" in both
