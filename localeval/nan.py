@@ -9,6 +9,7 @@ NanReason = Literal[
     "no_statements",  # the judge extracted no statement from the text to check
     "no_claims",  # factual correctness: no claim on the side it needs
     "no_questions",  # response relevancy: no usable generated question
+    "no_topics",  # topic adherence: the judge found no topic in the human's turns
     "truncated",  # the judge's answer hit the token limit twice
     "engine_error",  # the engine raised on this ask, even alone
     "invalid_output",  # the answer did not parse (should not happen under a grammar; counted if it does)

@@ -186,6 +186,12 @@ def test_nan_invalid_output() -> None:
     assert _run_one("faithfulness", _override("statements", bad)) == Nan("invalid_output")
 
 
+def test_nan_no_topics() -> None:
+    row = {"user_input": [{"type": "human", "content": "Hi there."}, {"type": "ai", "content": "Hello!"}],
+           "reference_topics": ["cooking"]}
+    assert _run_one("topic_adherence", lambda label, data, request: {"topics": []}, row) == Nan("no_topics")
+
+
 def test_nan_context_too_long() -> None:
     long = Choice(text="", completion_tokens=0, finish_reason="context_too_long")
     assert _run_one("context_recall", _override("attribution", long)) == Nan("context_too_long")

@@ -1,5 +1,6 @@
 """Every prompt localeval sends to its judge, as data."""
 
+from localeval.prompts.agents import AGENT_PROMPTS
 from localeval.prompts.base import DEFAULT_SETTINGS, Prompt, Settings, Verdict
 from localeval.prompts.claims import CLAIM_PROMPTS, ClaimsInput, ClaimsOutput, claims_prompt
 from localeval.prompts.context_precision import CONTEXT_USEFULNESS, UsefulnessInput
@@ -20,9 +21,11 @@ ALL_PROMPTS: tuple[Prompt, ...] = (
     *CLAIM_PROMPTS.values(),
     ENTITIES,
     *RATING_PROMPTS,
+    *AGENT_PROMPTS,
 )
 
 __all__ = [
+    "AGENT_PROMPTS",
     "ALL_PROMPTS",
     "ATTRIBUTION",
     "CLAIM_PROMPTS",
