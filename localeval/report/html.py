@@ -12,6 +12,7 @@ from typing import Any
 
 from localeval.report.aggregate import MetricSummary
 from localeval.report.compare import BETTER, WORSE, Comparison, comparison_rows
+from localeval.report.conversation_view import CSS as CONVERSATION_CSS
 from localeval.report.diagnosis import HIGH, LOW, NOISE_HIGH, NOISE_LOW, RULES, diagnose, unchecked_rules
 from localeval.report.invariance import invariance_html
 from localeval.report.judge_note import toy_judge_html
@@ -73,7 +74,7 @@ def table(head: Sequence[str], rows: Sequence[Sequence[Any]], numeric: set[int] 
 def page(title: str, body: Sequence[str]) -> str:
     return ("<!DOCTYPE html><html lang=en><head><meta charset=utf-8>"
             "<meta name=viewport content='width=device-width,initial-scale=1'>"
-            f"<title>{escape(title)}</title><style>{CSS}</style></head><body>"
+            f"<title>{escape(title)}</title><style>{CSS}{CONVERSATION_CSS}</style></head><body>"
             + "\n".join(body) + "</body></html>\n")
 
 

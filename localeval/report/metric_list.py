@@ -21,9 +21,13 @@ def _models(d: MetricDef) -> str:
     return " + ".join(used) if used else "no model"
 
 
+# A field by the column it is read from, where the two differ.
+COLUMNS = {"conversation": "user_input (conversation)"}
+
+
 def _needs(d: MetricDef) -> str:
     """The fields, one a line; a list field the metric scores even when empty says so."""
-    return "\n".join(f + ("\n  (may be empty)" if f in LIST_FIELDS and f not in d.nonempty else "")
+    return "\n".join(COLUMNS.get(f, f) + ("\n  (may be empty)" if f in LIST_FIELDS and f not in d.nonempty else "")
                      for f in d.required)
 
 
@@ -57,29 +61,47 @@ def notes() -> list[str]:
         f"* a default metric: leaving --metrics out scores these {len(DEFAULT_METRICS)}.",
         f"A list field a metric needs must hold at least one item ({', '.join(nonempty)}), "
         "unless marked 'may be empty'.",
+        "Options: name:option=value (ndcg:k=5), several with more colons.",
         "Old Ragas column names are read too: " + ", ".join(f"{o} -> {n}" for o, n in OLD_NAMES.items()) + ".",
     ]
 
 
 def _tables() -> tuple[Table, Table]:
     from rich import box
+    from rich.console import Group
     from rich.table import Table
     from rich.text import Text
 
+    # Two columns: a name is never cut (a run's column and a --metrics word) and the longest take half of 80
+    # columns, so a metric's options stand under its summary, each wrapped under its own start.
     metrics = Table(box=box.SIMPLE_HEAD, show_lines=True, title="Metrics", title_justify="left")
     rows = metric_rows()
-    widest = max(len(name) for name, *_ in rows)  # a name is never cut: a run's column and a --metrics word
-    metrics.add_column("metric: what it scores", ratio=4, min_width=max(24, widest))
+    widest = max(len(name) for name, *_ in rows)
+    metrics.add_column("metric: what it scores; options", min_width=max(24, widest))
     metrics.add_column("needs (sample fields)", no_wrap=True)
-    metrics.add_column("options (name:option=value)", ratio=5, min_width=24)
     for name, summary, needs, options in rows:
-        metrics.add_row(Text.assemble((name, "bold"), "\n", summary), needs, options)
-    aliases = Table(box=box.SIMPLE_HEAD, title="Aliases", title_justify="left")
+        cell = Group(Text.assemble((name, "bold"), "\n", summary), *_options(options))
+        metrics.add_row(cell, needs)
+    aliases = Table(box=box.SIMPLE_HEAD, title="Aliases", title_justify="left", collapse_padding=True)
     aliases.add_column("alias", no_wrap=True, style="bold")
     aliases.add_column("same as", no_wrap=True)
     for alias, target in alias_rows():
         aliases.add_row(alias, target)
     return metrics, aliases
+
+
+def _options(options: str) -> list[Table]:
+    """The options, one a line, indented, a long one wrapped under its own start."""
+    from rich.table import Table
+
+    if options == "-":
+        return []
+    grid = Table.grid()
+    grid.add_column(width=2)
+    grid.add_column()
+    for line in options.split("\n"):
+        grid.add_row("", line)
+    return [grid]
 
 
 def print_metrics(file: IO[str] | None = None) -> None:

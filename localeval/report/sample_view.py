@@ -1,8 +1,9 @@
 """One sample's texts in the report: question, response, reference, the retrieved contexts in rank
 order beside the verdict a metric gave each, and for the id metrics the retrieved and reference ids.
 
-The texts come from RUN/samples.jsonl, so every one is user data and goes through ``escape``. Long
-texts are folded in ``<details>`` (no script needed) with their first ``FOLD`` characters visible.
+A conversation's turns, tool calls and references are ``conversation_view``'s. The texts come from
+RUN/samples.jsonl, so every one is user data and goes through ``escape``. Long texts are folded in
+``<details>`` (no script needed) with their first ``FOLD`` characters visible (``pieces.fold``).
 """
 
 from __future__ import annotations
@@ -14,23 +15,10 @@ from typing import Any
 
 from localeval.metrics.definition import TraceKind
 from localeval.metrics.registry import definition_of
-
-FOLD = 200
+from localeval.report.conversation_view import conversation_html, is_conversation, references_html
+from localeval.report.pieces import FOLD, fold  # noqa: F401 (FOLD re-exported: the fold's length)
 
 Verdict = tuple[str, str, str]  # label, css class (good, bad or plain), the judge's reason
-
-
-def fold(text: Any, limit: int = FOLD) -> str:
-    """The text escaped; past ``limit`` characters folded, its start visible, the whole on a click."""
-    text = "" if text is None else str(text)
-    if len(text) <= limit + limit // 4:
-        return f"<div class=text>{escape(text)}</div>"
-    cut = text.rfind(" ", limit // 2, limit)
-    head = text[:cut if cut > 0 else limit].rstrip()
-    more = len(text) - len(head)
-    return (f"<details class=text><summary><span class=head>{escape(head)} &hellip; "
-            f"<span class=muted>({more} more characters)</span></span><span class='less muted'>"
-            f"fold</span></summary>{escape(text)}</details>")
 
 
 def _strings(value: Any) -> list[str]:
@@ -84,8 +72,13 @@ def sample_texts(metric: str, trace: dict[str, Any], row: dict[str, Any] | None)
     if row is None:
         return "<p class=muted>This sample is not in samples.jsonl, so its texts are not shown.</p>"
     parts = ["<dl class=texts>"]
+    conversation = is_conversation(row)
+    if conversation:  # its reference is the goal, shown with it
+        compared = trace_kind(metric) == "tool_calls" and all(isinstance(trace.get(k), list)
+                                                               for k in ("made", "reference"))
+        parts.append(conversation_html(row, calls_compared=compared))
     for field, label in (("user_input", "question"), ("response", "response"), ("reference", "reference")):
-        if row.get(field) is not None:
+        if row.get(field) is not None and not (conversation and field != "response"):
             parts.append(f"<dt>{label}</dt><dd>{fold(row[field])}</dd>")
     contexts = _strings(row.get("retrieved_contexts"))
     if contexts:
@@ -95,7 +88,7 @@ def sample_texts(metric: str, trace: dict[str, Any], row: dict[str, Any] | None)
     references = _strings(row.get("reference_contexts"))
     if references:  # what the string-similarity context metrics compare the retrieved ones with
         parts.append("<dt>reference contexts</dt><dd>" + _context_list(references, [], []) + "</dd>")
-    parts.append("</dl>")
+    parts.append(references_html(row) + "</dl>")
     return "".join(parts)
 
 

@@ -13,6 +13,7 @@ from typing import Any
 from localeval.metrics.criteria import criterion_view
 from localeval.metrics.definition import MetricDef, TraceKind
 from localeval.metrics.registry import definition_of
+from localeval.report.agent_trace_view import AGENT_VIEWS
 
 Row = tuple[str, bool | None, str]  # text, verdict (None: unknown), reason
 
@@ -124,6 +125,7 @@ VIEWS: dict[TraceKind, Callable[[dict[str, Any], MetricDef], str]] = {
     "claims": _claims,
     "noise": _noise,
     "criterion": _criterion,
+    **{kind: view for kind, (view, _) in AGENT_VIEWS.items()},
 }
 SHOWN = {"statements", "verdicts", "reasons", "questions", "noncommittal", "response_claims",
          "response_verdicts", "reference_claims", "reference_verdicts", "reference_statements",
@@ -132,17 +134,24 @@ SHOWN = {"statements", "verdicts", "reasons", "questions", "noncommittal", "resp
 
 
 def trace_html(metric: str, trace: dict[str, Any], *, contexts_shown: bool = False) -> str:
-    """The view that fits the metric, the NaN detail, and any other trace field as JSON. With
+    """The view that fits the metric (the agent and judged-text kinds' are ``agent_trace_view``'s), the
+    NaN detail, and any other trace field as JSON. With
     ``contexts_shown`` (the chunk verdicts stand beside the context texts) the chunk table is left out."""
     parts = []
     if trace.get("nan_detail"):
         parts.append(f"<p class=bad>why NaN: {escape(str(trace['nan_detail']))}</p>")
     definition = definition_of(metric) or criterion_view(trace)
-    view = VIEWS.get(definition.trace) if definition is not None and definition.trace is not None else None
+    kind = definition.trace if definition is not None else None
+    view = VIEWS.get(kind) if kind is not None else None
     beside = contexts_shown and view is _chunks and bool(_list(trace, "verdicts"))
+    shown = ""
     if view is not None and definition is not None and not beside:
-        parts.append(view(trace, definition))
-    rest = {k: v for k, v in trace.items() if view is None or k not in SHOWN}
+        shown = view(trace, definition)
+        parts += [shown] if shown else []
+    agent = AGENT_VIEWS.get(kind) if kind is not None else None
+    # The keys a view showed are not repeated as JSON; a new kind's view shows nothing without its keys.
+    hidden = (agent[1] if agent else SHOWN) if view is not None and (shown or beside or agent is None) else set()
+    rest = {k: v for k, v in trace.items() if k not in hidden}
     rest.pop("nan_detail", None)
     if rest:
         text = json.dumps(rest, ensure_ascii=False, indent=1, default=str)

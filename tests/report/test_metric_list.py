@@ -8,8 +8,9 @@ import re
 import pytest
 
 from localeval.cli import main
+from localeval.metrics.definition import MetricDef
 from localeval.metrics.registry import ALIASES, METRICS
-from localeval.report.metric_list import CRITERIA_ROW, alias_rows, metric_rows, print_metrics
+from localeval.report.metric_list import CRITERIA_ROW, _needs, alias_rows, metric_rows, print_metrics
 
 ESCAPE = re.compile(r"\x1b\[[0-9;]*m")
 
@@ -54,7 +55,8 @@ def test_the_needed_fields_line_up_under_their_header(capsys) -> None:
     assert all(line[:column].endswith(" ") or not line[column:] for line in body)
     fields = [cell for cell in cells if cell and cell != CRITERIA_ROW[2]]  # a criterion's fields: its file's
     assert set(fields) <= {"user_input", "retrieved_contexts", "response", "reference", "reference_contexts",
-                           "retrieved_context_ids", "reference_context_ids"}
+                           "retrieved_context_ids", "reference_context_ids", "user_input (conversation)",
+                           "reference_tool_calls", "reference_topics", "rubrics"}
     assert len(fields) == sum(len(d.required) for d in METRICS.values())
 
 
@@ -79,6 +81,19 @@ def test_rows_hold_the_registry() -> None:
     assert "(no model)" in rows["ndcg"][0] and "(judge + embedder)" in rows["answer_relevancy"][0]
     assert rows["faithfulness"][2] == "-"
     assert dict(alias_rows())["response_relevancy"] == "answer_relevancy"
+
+
+def test_a_conversation_is_read_from_user_input() -> None:
+    agent = MetricDef(lambda sample, trace: iter(()), ("conversation", "reference_tool_calls", "reference_topics",
+                                                       "rubrics"), ("reference_topics",))
+    assert _needs(agent).split("\n") == ["user_input (conversation)", "reference_tool_calls", "reference_topics",
+                                          "rubrics"]
+
+
+def test_options_stand_under_the_summary_indented(capsys) -> None:
+    lines = _listing(capsys)
+    at = next(i for i, line in enumerate(lines) if line.startswith("  factual_correctness"))
+    assert any(line.startswith("    mode: f1 | precision | recall (default f1)") for line in lines[at:at + 6])
 
 
 class _Terminal(io.StringIO):
