@@ -10,7 +10,10 @@ from localeval.prompts.entities import ENTITIES, EntitiesInput, EntitiesOutput
 from localeval.prompts.nli import NLI, NLIInput, NLIOutput
 from localeval.prompts.question import QUESTION, QuestionInput, QuestionOutput
 from localeval.prompts.ratings import RATING_PROMPTS, Rating
+from localeval.prompts.rubrics import RUBRIC_SCORE, RubricInput, RubricScore
+from localeval.prompts.sql import SQL_EQUIVALENCE, SqlInput, SqlVerdict
 from localeval.prompts.statements import STATEMENTS, StatementsInput, StatementsOutput
+from localeval.prompts.summary import SUMMARY_PROMPTS, AnswersInput, KeyphrasesInput, QuestionsInput
 
 ALL_PROMPTS: tuple[Prompt, ...] = (
     STATEMENTS,
@@ -21,6 +24,9 @@ ALL_PROMPTS: tuple[Prompt, ...] = (
     *CLAIM_PROMPTS.values(),
     ENTITIES,
     *RATING_PROMPTS,
+    *SUMMARY_PROMPTS,
+    RUBRIC_SCORE,
+    SQL_EQUIVALENCE,
     *AGENT_PROMPTS,
 )
 
@@ -36,21 +42,31 @@ __all__ = [
     "NLI",
     "QUESTION",
     "RATING_PROMPTS",
+    "RUBRIC_SCORE",
+    "SQL_EQUIVALENCE",
     "STATEMENTS",
+    "SUMMARY_PROMPTS",
+    "AnswersInput",
     "AttributionInput",
     "AttributionOutput",
     "ClaimsInput",
     "ClaimsOutput",
     "EntitiesInput",
     "EntitiesOutput",
+    "KeyphrasesInput",
     "NLIInput",
     "NLIOutput",
     "Prompt",
     "QuestionInput",
     "QuestionOutput",
+    "QuestionsInput",
     "Rating",
     "RelevanceInput",
+    "RubricInput",
+    "RubricScore",
     "Settings",
+    "SqlInput",
+    "SqlVerdict",
     "StatementsInput",
     "StatementsOutput",
     "UsefulnessInput",
