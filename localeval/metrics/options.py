@@ -50,7 +50,7 @@ def _options_list(base: str, definition: MetricDef) -> str:
     return "its options: " + "; ".join(option_words(definition, key) for key in definition.options)
 
 
-FLOATS = {"beta": (None, None), "weight": (0.0, 1.0), "threshold": (None, None)}
+FLOATS = {"beta": (None, None), "weight": (0.0, 1.0), "threshold": (None, None), "coeff": (0.0, 1.0)}
 WHOLE = {"k": 1, "strictness": 1, "min_span_words": 0}  # whole-number options and their least value
 
 

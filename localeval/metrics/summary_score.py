@@ -16,10 +16,8 @@ questions are still asked.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from localeval.data.sample import Sample
-from localeval.errors import LocalevalError
 from localeval.nan import Nan
 from localeval.prompts.summary import (
     KEYPHRASES,
@@ -47,21 +45,11 @@ def blend(qa: float, concise: float | None, coeff: float) -> float:
     return qa if concise is None else qa * (1 - coeff) + concise * coeff
 
 
-def coefficient(coeff: Any) -> float:
-    """``coeff`` as a number from 0 to 1 (the option parser hands it over as written)."""
-    try:
-        value = float(coeff)
-        if not 0.0 <= value <= 1.0:
-            raise ValueError
-    except (TypeError, ValueError):
-        raise LocalevalError(f"metric summary_score: option coeff={coeff!r} must be a number from 0 to 1, "
-                             "e.g. summary_score:coeff=0.5") from None
-    return value
+def summary_score(sample: Sample, trace: dict, length_penalty: str = "true", coeff: float = 0.5) -> Steps:
+    """Key phrases of the contexts, questions on them, which the response answers; then Ragas' blend.
 
-
-def summary_score(sample: Sample, trace: dict, length_penalty: str = "true", coeff: Any = 0.5) -> Steps:
-    """Key phrases of the contexts, questions on them, which the response answers; then Ragas' blend."""
-    weight = coefficient(coeff)
+    ``coeff``: the conciseness weight, from 0 to 1 (the option parser checks it before any model loads).
+    """
     contexts, summary = sample.reference_contexts, sample.response
     if not contexts or not any(c.strip() for c in contexts) or not summary or not summary.strip():
         return Nan("missing_field")  # Ragas raises ValueError on blank contexts or a blank response
@@ -77,4 +65,4 @@ def summary_score(sample: Sample, trace: dict, length_penalty: str = "true", coe
     qa = qa_score(answered.answers)
     concise = conciseness(text, summary) if length_penalty == "true" else None
     trace.update(answers=[int(a == "1") for a in answered.answers], qa_score=qa, conciseness=concise)
-    return blend(qa, concise, weight)
+    return blend(qa, concise, coeff)

@@ -124,8 +124,8 @@ def _rubric(trace: dict[str, Any], definition: MetricDef) -> str:
     if "score" not in trace:
         return ""
     levels = items(trace.get("levels"))
-    votes = (f" <span class=muted>(the judge's answers: {escape(', '.join(map(compact, levels)))})</span>"
-             if len(levels) > 1 else "")
+    votes = (f" <span class=muted>(of the rubric's levels {escape(', '.join(map(compact, levels)))})</span>"
+             if levels else "")
     reason = trace.get("reason")
     return (f"<p>score level <b>{escape(compact(trace['score']))}</b>{votes}</p>"
             + (f"<dl class=texts><dt>judge's reason</dt><dd>{fold(reason)}</dd></dl>" if reason else ""))

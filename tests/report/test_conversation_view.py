@@ -156,7 +156,7 @@ def test_text_views(make_run: Callable[..., Path]) -> None:
              "reference": "SELECT 1", "rubrics": {"score2_description": "good", "score1_description": EVIL}}]
     traces = {"summary_score": [{"keyphrases": ["report", EVIL], "questions": ["Is it long?", "Who wrote it?"],
                                  "answers": [1, 0], "qa_score": 0.5, "conciseness": 0.8}],
-              "instance_specific_rubrics": [{"levels": [2, 1, 2], "score": 2, "reason": "mostly good"}],
+              "instance_specific_rubrics": [{"levels": [1, 2, 3], "score": 2, "reason": "mostly good"}],
               "sql_semantic_equivalence": [{"equivalent": False, "response_explanation": "counts rows",
                                             "reference_explanation": "selects 1"}]}
     folder = make_run("doc", {"summary_score": [0.56], "instance_specific_rubrics": [2.0],
@@ -168,7 +168,7 @@ def test_text_views(make_run: Callable[..., Path]) -> None:
     assert "<td>Who wrote it?</td><td class=bad>not in the summary</td>" in summary
     assert "question-answer score 0.500; conciseness 0.800" in summary
     rubric = _card(html, "instance_specific_rubrics", "doc")
-    assert "score level <b>2</b>" in rubric and "the judge's answers: 2, 1, 2" in rubric
+    assert "score level <b>2</b>" in rubric and "of the rubric's levels 1, 2, 3" in rubric
     assert rubric.index("score1_description") < rubric.index("score2_description")  # levels in order
     sql = _card(html, "sql_semantic_equivalence", "doc")
     assert "<span class='verdict bad'>not equivalent</span>" in sql and "counts rows" in sql
