@@ -1,5 +1,7 @@
-"""A data set Ragas 0.4.3 wrote (tests/fixtures/make_ragas_conversations.py) scored by `localeval evaluate` with
-every agent metric on the bundled judge, and its report (slow: marked ``model``).
+"""A data set Ragas 0.4.3 wrote with its own writer (``EvaluationDataset.to_jsonl``, in
+tests/fixtures/make_ragas_conversations.py) scored by `localeval evaluate` with every agent metric on the
+bundled judge, and its report (slow: marked ``model``). tests/data/test_conversations.py loads the same data
+set from the other formats Ragas writes.
 
 This checks the path, not the judging: the bundled 135M judge is a toy whose verdicts are no quality figure.
 """
@@ -29,7 +31,7 @@ def agent_run(models_folder: Path, tmp_path_factory: pytest.TempPathFactory) -> 
 
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
-        code = main(["evaluate", str(FIXTURES / "ragas_conversations_hf"), "--metrics", ",".join(AGENT_METRICS),
+        code = main(["evaluate", str(FIXTURES / "ragas_conversations.jsonl"), "--metrics", ",".join(AGENT_METRICS),
                      "--out", str(out), "--no-progress", "--threads", "1"])
     assert code == 0, printed.getvalue()
     return out, printed.getvalue()

@@ -47,6 +47,17 @@ def test_a_data_set_ragas_wrote_loads_unchanged(name: str) -> None:
     assert second.reference == "A table for four at a French restaurant in Lyon is booked for 19:30."
 
 
+def test_the_agent_example_is_the_data_set_ragas_wrote() -> None:
+    example = FIXTURES.parents[1] / "examples" / "agent_demo.jsonl"
+    assert load_samples(example) == load_samples(FIXTURES / "ragas_conversations.jsonl")
+
+
+def test_a_json_list_of_ragas_records_loads_too(tmp_path: Path) -> None:
+    lines = (FIXTURES / "ragas_conversations.jsonl").read_text(encoding="utf-8").splitlines()
+    (tmp_path / "d.json").write_text(json.dumps([json.loads(line) for line in lines]), encoding="utf-8")
+    assert load_samples(tmp_path / "d.json") == load_samples(FIXTURES / "ragas_conversations.jsonl")
+
+
 @pytest.mark.parametrize("name", ["ragas_conversations.jsonl", "ragas_conversations.parquet",
                                   "ragas_conversations_hf"])
 def test_a_large_file_read_in_chunks_gives_the_same_samples(name: str) -> None:
