@@ -18,6 +18,7 @@ import platform
 import sys
 import time
 from collections import Counter
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -32,14 +33,19 @@ from benchmarks.ragas.ragas_adapter import (
     stats_dict,
 )
 
+Results = dict[str, list[tuple[float | None, str | None]]]  # metric -> (value or None, NaN reason) per sample
+# Scores one sample with one metric: (metric, its name, the sample, the judge) -> (value or None, NaN reason).
+Score = Callable[[Any, str, Any, LocalTransformersLLM], Awaitable[tuple[float | None, str | None]]]
+
 
 def log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-def summary(args: argparse.Namespace, n: int, results: dict[str, list[tuple[float | None, str | None]]],
-            llm: LocalTransformersLLM, load_seconds: float, wall: float, metric_seconds: dict[str, float],
-            stopped: str | None) -> dict[str, Any]:
+def summary(args: argparse.Namespace, n: int, results: Results, llm: LocalTransformersLLM, load_seconds: float,
+            wall: float, metric_seconds: dict[str, float], stopped: str | None, classes: Mapping[str, str],
+            settings: Mapping[str, Any]) -> dict[str, Any]:
+    """The result JSON; ``classes``: metric -> its Ragas class; ``settings``: what the runner adds to the settings."""
     import ragas
     import torch
     import transformers
@@ -48,7 +54,7 @@ def summary(args: argparse.Namespace, n: int, results: dict[str, list[tuple[floa
     for name, rows in results.items():
         valid = [v for v, _ in rows if v is not None]
         metrics[name] = {
-            "ragas_class": METRICS[name][0],
+            "ragas_class": classes[name],
             "values": [v for v, _ in rows],
             "nan_reasons_per_sample": [r for _, r in rows],
             "scored": len(rows),
@@ -79,68 +85,94 @@ def summary(args: argparse.Namespace, n: int, results: dict[str, list[tuple[floa
         "metrics": metrics,
         "failed_answers": [{"metric": m, "text": t} for m, t in llm.texts[:20]],
         "settings": {"max_tokens": args.max_tokens, "decoding": "greedy", "json_stop": not args.no_json_stop,
-                     "threads": args.threads, "device": llm.device, "judge": args.judge,
-                     "embedder": args.embedder, "time_limit": args.time_limit},
+                     "threads": args.threads, "device": llm.device, "judge": args.judge, **settings,
+                     "time_limit": args.time_limit},
         "versions": {"ragas": ragas.__version__, "torch": torch.__version__,
                      "transformers": transformers.__version__, "python": platform.python_version()},
     }
 
 
-async def run(args: argparse.Namespace) -> dict[str, Any]:
-    samples = [json.loads(line) for line in Path(args.samples).read_text().splitlines() if line.strip()]
-    names = args.metrics.split(",")
-    started = time.perf_counter()
+def load_judge(args: argparse.Namespace) -> LocalTransformersLLM:
     llm = LocalTransformersLLM(args.judge, max_tokens=args.max_tokens, threads=args.threads,
                                json_stop=not args.no_json_stop)
     llm.log = log if args.verbose else None
-    embeddings = LocalEmbeddings(args.embedder, llm)
-    metrics = {name: build_metric(name, llm, embeddings) for name in names}
-    load_seconds = time.perf_counter() - started
-    results: dict[str, list[tuple[float | None, str | None]]] = {name: [] for name in names}
-    metric_seconds = dict.fromkeys(names, 0.0)
+    return llm
+
+
+async def score_all(args: argparse.Namespace, samples: Sequence[Any], metrics: Mapping[str, Any], score: Score,
+                    llm: LocalTransformersLLM, load_seconds: float, classes: Mapping[str, str],
+                    settings: Mapping[str, Any], noun: str = "sample") -> dict[str, Any]:
+    """Every sample with every metric, one after another; the JSON rewritten after each sample."""
+    results: Results = {name: [] for name in metrics}
+    metric_seconds = dict.fromkeys(metrics, 0.0)
     scoring = time.perf_counter()
     stopped = None
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
+
+    def result(wall: float, state: str | None) -> dict[str, Any]:
+        return summary(args, len(samples), results, llm, load_seconds, wall, metric_seconds, state, classes,
+                       settings)
+
     for i, sample in enumerate(samples):
         if args.time_limit and time.perf_counter() - scoring > args.time_limit:
-            stopped = f"time limit of {args.time_limit} s reached after {i} samples"
+            stopped = f"time limit of {args.time_limit} s reached after {i} {noun}s"
             log(stopped)
             break
         for name, metric in metrics.items():
             metric_started = time.perf_counter()
-            value, reason = await score_one(metric, name, sample, llm)
+            value, reason = await score(metric, name, sample, llm)
             metric_seconds[name] += time.perf_counter() - metric_started
             results[name].append((value, reason))
-            log(f"sample {i + 1}/{len(samples)} {name}: {reason or round(value or 0.0, 3)} "
+            log(f"{noun} {i + 1}/{len(samples)} {name}: {reason or round(value or 0.0, 3)} "
                 f"({time.perf_counter() - metric_started:.1f} s)")
-        wall = time.perf_counter() - scoring
-        out.write_text(json.dumps(summary(args, len(samples), results, llm, load_seconds, wall,
-                                          metric_seconds, "running"), indent=2))
-    wall = time.perf_counter() - scoring
-    return summary(args, len(samples), results, llm, load_seconds, wall, metric_seconds, stopped)
+        out.write_text(json.dumps(result(time.perf_counter() - scoring, "running"), indent=2))
+    return result(time.perf_counter() - scoring, stopped)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--samples", required=True, help="JSONL of samples with Ragas field names")
+def arguments(description: str, samples_help: str, metrics: Sequence[str], noun: str = "sample"
+              ) -> argparse.ArgumentParser:
+    """The options every Ragas runner takes (``--embedder`` is the RAG runner's own)."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--samples", required=True, help=samples_help)
     parser.add_argument("--judge", required=True, help="local model folder")
-    parser.add_argument("--embedder", required=True, help="local sentence-transformers folder")
     parser.add_argument("--out", required=True, help="JSON file to write")
-    parser.add_argument("--metrics", default=",".join(METRICS))
+    parser.add_argument("--metrics", default=",".join(metrics))
     parser.add_argument("--max-tokens", type=int, default=DEFAULT_MAX_TOKENS, help="Ragas' default: 1024")
     parser.add_argument("--no-json-stop", action="store_true",
                         help="generate until EOS or max tokens, not only until the first JSON object closes")
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--time-limit", type=float, default=None,
-                        help="start no new sample after this many seconds of scoring")
+                        help=f"start no new {noun} after this many seconds of scoring")
     parser.add_argument("--verbose", action="store_true", help="log every generation")
-    args = parser.parse_args(argv)
-    result = asyncio.run(run(args))
+    return parser
+
+
+def finish(args: argparse.Namespace, result: dict[str, Any], noun: str = "sample") -> int:
+    """Write the result and say in a line what Ragas did."""
     Path(args.out).write_text(json.dumps(result, indent=2))
-    log(f"ragas: {result['samples_done']}/{result['samples']} samples in {result['wall_seconds']:.1f} s, "
+    log(f"ragas: {result['samples_done']}/{result['samples']} {noun}s in {result['wall_seconds']:.1f} s, "
         f"{result['judge_calls']} judge calls, {result['parse_errors']} parse errors")
     return 0
+
+
+async def run(args: argparse.Namespace) -> dict[str, Any]:
+    samples = [json.loads(line) for line in Path(args.samples).read_text().splitlines() if line.strip()]
+    started = time.perf_counter()
+    llm = load_judge(args)
+    embeddings = LocalEmbeddings(args.embedder, llm)
+    metrics = {name: build_metric(name, llm, embeddings) for name in args.metrics.split(",")}
+    load_seconds = time.perf_counter() - started
+    classes = {name: METRICS[name][0] for name in metrics}
+    return await score_all(args, samples, metrics, score_one, llm, load_seconds, classes,
+                           {"embedder": args.embedder})
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = arguments((__doc__ or "").splitlines()[0], "JSONL of samples with Ragas field names", list(METRICS))
+    parser.add_argument("--embedder", required=True, help="local sentence-transformers folder")
+    args = parser.parse_args(argv)
+    return finish(args, asyncio.run(run(args)))
 
 
 if __name__ == "__main__":
