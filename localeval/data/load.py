@@ -204,7 +204,8 @@ def _csv_cell(name: str, cell: str, row: int, line: int, problems: list[Problem]
     field = OLD_NAMES.get(name, name)
     written = cell.strip()
     if field in _WRITTEN_OBJECTS or (field == "user_input" and written.startswith("[{")):
-        return _written_object(written, cell)  # Ragas' to_csv writes these as Python's repr
+        value = _written(written)  # Ragas' to_csv writes these as Python's repr
+        return cell if value is _UNREADABLE else value  # a plain text: its field then says why it does not fit
     if field not in LIST_FIELDS and name != "ground_truths":
         return cell
     if not written.startswith("["):
@@ -213,31 +214,28 @@ def _csv_cell(name: str, cell: str, row: int, line: int, problems: list[Problem]
         message = f"expected a list written as a JSON array, e.g. {_LIST_EXAMPLE}, got {describe(cell)}"
         problems.append(Problem(row, field, message, line, name))
         return REPORTED
-    try:
-        return json.loads(written)
-    except ValueError:
-        pass
-    try:
-        return ast.literal_eval(written)
-    except (ValueError, SyntaxError, MemoryError, RecursionError):
+    value = _written(written)
+    if value is _UNREADABLE:
         message = f"cannot read the list {describe(cell)}; write it as a JSON array, e.g. {_LIST_EXAMPLE}"
         problems.append(Problem(row, field, message, line, name))
         return REPORTED
+    return value
 
 
 _WRITTEN_OBJECTS = ("reference_tool_calls", "rubrics")
+_UNREADABLE = object()
 
 
-def _written_object(written: str, cell: str) -> object:
-    """A CSV cell holding a JSON (or Python) list or object, or the cell as it is (its field then says why)."""
+def _written(text: str) -> object:
+    """A list or object a CSV cell holds, written as JSON or as Python's repr; ``_UNREADABLE`` if neither."""
     try:
-        return json.loads(written)
+        return json.loads(text)
     except ValueError:
         pass
     try:
-        return ast.literal_eval(written)
+        return ast.literal_eval(text)
     except (ValueError, SyntaxError, MemoryError, RecursionError):
-        return cell
+        return _UNREADABLE
 
 
 def _read_parquet(file: Path) -> list[Raw]:
