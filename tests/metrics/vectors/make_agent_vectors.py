@@ -19,12 +19,11 @@ import math
 import random
 import typing as t
 
-from make_wide_vectors import ScriptedLLM, bits
+from make_wide_vectors import Case, Plan, ScriptedLLM, bits, plan_build
 from make_wide_vectors import main as write_cases
 from ragas.messages import AIMessage, HumanMessage, ToolCall, ToolMessage
 from ragas.metrics.collections import AgentGoalAccuracyWithoutReference, AgentGoalAccuracyWithReference, TopicAdherence
 
-Case = tuple[dict, dict, t.Any, dict]
 WORDS = ("book", "table", "flight", "refund", "weather", "Paris", "order 42", "tomorrow", "price", "it's", "\"ok\"")
 TOOLS = ("search", "book_table", "lookup_order", "get_weather")
 
@@ -125,7 +124,7 @@ def topic_case(rng: random.Random, mode: str, kind: str = "random") -> Case:
 
 
 MODES = ("f1", "precision", "recall")
-PLAN: tuple[tuple[str, int, t.Callable[[random.Random], Case]], ...] = (
+PLAN: Plan = (
     ("agent_goal_accuracy_with_reference", 80, lambda rng: goal_case(rng, True)),
     ("agent_goal_accuracy_without_reference", 60, lambda rng: goal_case(rng, False)),
     ("topic_adherence", 240, lambda rng: topic_case(rng, rng.choice(MODES))),
@@ -146,16 +145,5 @@ async def ragas_value(metric: t.Any, kwargs: dict) -> float | None:
     return None if math.isnan(value) else value
 
 
-async def build(seed: int) -> list[dict[str, t.Any]]:
-    rng = random.Random(seed)
-    rows = []
-    for metric, count, make in PLAN:
-        for _ in range(count):
-            params, inputs, scorer, kwargs = make(rng)
-            expected = await ragas_value(scorer, kwargs)
-            rows.append({"metric": metric, "params": params, "inputs": inputs, "expected": expected})
-    return rows
-
-
 if __name__ == "__main__":
-    write_cases(build, seed=45, description=__doc__)
+    write_cases(plan_build(PLAN, ragas_value), seed=45, description=__doc__)

@@ -16,13 +16,11 @@ text) with a judge that answers the case's key phrases, questions and 0/1 answer
 from __future__ import annotations
 
 import random
-import typing as t
 
-from make_wide_vectors import ScriptedLLM, bits, names, ragas_value
+from make_wide_vectors import Case, Plan, ScriptedLLM, bits, names, plan_build
 from make_wide_vectors import main as write_cases
 from ragas.metrics.collections import InstanceSpecificRubrics, SQLSemanticEquivalence, SummaryScore
 
-Case = tuple[dict, dict, t.Any, dict]
 WORDS = ("river", "barge", "1998", "Rotterdam", "tonnes", "42%", "harbour", "the", "of", "and", "fell", "rose",
          "Kaub", "EUR 3 million", "winter", "drought", "lock", "canal")
 COEFFS = (0.5, 0.5, 0.0, 1.0, 0.25, 0.8, 0.1)
@@ -121,23 +119,13 @@ def sql_case(rng: random.Random) -> Case:
     return {}, inputs, SQLSemanticEquivalence(llm=ScriptedLLM(answer)), kwargs
 
 
-PLAN: tuple[tuple[str, int, t.Callable[[random.Random], Case]], ...] = (
+PLAN: Plan = (
     ("summary_score", 240, summary_case),
     ("instance_specific_rubrics", 90, rubric_case),
     ("sql_semantic_equivalence", 60, sql_case),
 )
 
 
-async def build(seed: int) -> list[dict[str, t.Any]]:
-    rng = random.Random(seed)
-    rows = []
-    for metric, count, make in PLAN:
-        for _ in range(count):
-            params, inputs, scorer, kwargs = make(rng)
-            rows.append({"metric": metric, "params": params, "inputs": inputs,
-                         "expected": await ragas_value(scorer, kwargs)})
-    return rows
-
 
 if __name__ == "__main__":
-    write_cases(build, seed=45, description=__doc__)
+    write_cases(plan_build(PLAN), seed=45, description=__doc__)

@@ -18,7 +18,18 @@ from __future__ import annotations
 import random
 import typing as t
 
-from make_wide_vectors import REFERENCE, RESPONSE, USER_INPUT, ScriptedLLM, TableEmbedding, bits, names, ragas_value
+from make_wide_vectors import (
+    REFERENCE,
+    RESPONSE,
+    USER_INPUT,
+    Case,
+    Plan,
+    ScriptedLLM,
+    TableEmbedding,
+    bits,
+    names,
+    plan_build,
+)
 from make_wide_vectors import main as write_cases
 from ragas.metrics import AspectCritic
 from ragas.metrics._aspect_critic import AspectCriticOutput
@@ -32,7 +43,6 @@ from ragas.metrics.collections import (
     SemanticSimilarity,
 )
 
-Case = tuple[dict, dict, t.Any, dict]
 POOL = ["Paris", "1889", "Gustave Eiffel", "France", "Seine", "330 metres", "World's Fair", "iron", "Europe"]
 
 
@@ -160,7 +170,7 @@ def critic_case(rng: random.Random) -> Case:
     return {"scale": "binary", "strictness": strictness}, {"votes": votes}, CriticVotes(strictness, votes), {}
 
 
-PLAN: tuple[tuple[str, int, t.Callable[[random.Random], Case]], ...] = (
+PLAN: Plan = (
     ("context_entity_recall", 60, entity_case),
     ("answer_accuracy", 30, accuracy_case),
     ("context_relevance", 50, relevance_case),
@@ -172,16 +182,6 @@ PLAN: tuple[tuple[str, int, t.Callable[[random.Random], Case]], ...] = (
 )
 
 
-async def build(seed: int) -> list[dict[str, t.Any]]:
-    rng = random.Random(seed)
-    rows = []
-    for metric, count, make in PLAN:
-        for _ in range(count):
-            params, inputs, scorer, kwargs = make(rng)
-            rows.append({"metric": metric, "params": params, "inputs": inputs,
-                         "expected": await ragas_value(scorer, kwargs)})
-    return rows
-
 
 if __name__ == "__main__":
-    write_cases(build, seed=44, description=__doc__)
+    write_cases(plan_build(PLAN), seed=44, description=__doc__)

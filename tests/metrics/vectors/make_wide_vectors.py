@@ -298,7 +298,27 @@ async def ragas_value(metric: t.Any, kwargs: dict) -> float | None:
     return None if math.isnan(value) else value
 
 
-PLAN: tuple[tuple[str, int, t.Callable[[random.Random], tuple[dict, dict, t.Any, dict]]], ...] = (
+Case = tuple[dict, dict, t.Any, dict]  # params, inputs, the Ragas scorer, the keyword arguments it scores
+Plan = tuple[tuple[str, int, t.Callable[[random.Random], Case]], ...]  # metric, how many cases, the case maker
+
+
+def plan_build(plan: Plan, value: t.Callable[[t.Any, dict], t.Awaitable[float | None]] = ragas_value
+               ) -> t.Callable[[int], t.Awaitable[list[dict[str, t.Any]]]]:
+    """``build(seed)`` for a plan: each case made in turn and scored by Ragas (``value``), a row per case."""
+    async def build(seed: int) -> list[dict[str, t.Any]]:
+        rng = random.Random(seed)
+        rows = []
+        for metric, count, make in plan:
+            for _ in range(count):
+                params, inputs, scorer, kwargs = make(rng)
+                rows.append({"metric": metric, "params": params, "inputs": inputs,
+                             "expected": await value(scorer, kwargs)})
+        return rows
+
+    return build
+
+
+PLAN: Plan = (
     ("faithfulness", 80, faithfulness_case),
     ("context_precision", 80, lambda rng: precision_case(rng, True)),
     ("context_utilization", 50, lambda rng: precision_case(rng, False)),
