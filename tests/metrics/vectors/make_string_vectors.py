@@ -146,15 +146,15 @@ async def _pair_scores(reference: str, response: str) -> list[tuple[str, dict, t
     ]
     out = []
     for metric, params, current, legacy in runs:
-        value = await _value(current.ascore(reference=reference, response=response))
-        old = await _value(legacy.single_turn_ascore(sample))
+        value = await score_or_nan(current.ascore(reference=reference, response=response))
+        old = await score_or_nan(legacy.single_turn_ascore(sample))
         if not _same(value, old):
             raise SystemExit(f"{metric} {params}: collections {value} != legacy {old} on {reference!r}, {response!r}")
         out.append((metric, params, value))
     return out
 
 
-async def _value(awaitable: t.Awaitable[t.Any]) -> float | None:
+async def score_or_nan(awaitable: t.Awaitable[t.Any]) -> float | None:
     try:
         result = await awaitable
     except Exception:  # Ragas' evaluate() scores a raising sample as NaN
@@ -220,7 +220,7 @@ async def _quote_scores(response: str, contexts: list[str]) -> list[tuple[str, d
     for casefold in (True, False):
         for words in (0, 1, 2, 3, 5):
             metric = QuotedSpansAlignment(casefold=casefold, min_span_words=words)
-            value = await _value(metric.ascore(response=response, retrieved_contexts=contexts))
+            value = await score_or_nan(metric.ascore(response=response, retrieved_contexts=contexts))
             out.append(("quoted_spans_alignment", {"casefold": casefold, "min_span_words": words}, value))
     return out
 
@@ -268,8 +268,8 @@ async def _context_scores(retrieved: list[str], reference: list[str], rng: rando
             recall = NonLLMContextRecall(threshold=threshold)
             recall.distance_measure = LegacyMeasure(measure)  # type: ignore[assignment]  # Ragas' setter
             out.append(("non_llm_context_precision", params,
-                        await _value(precision.single_turn_ascore(sample))))
-            out.append(("non_llm_context_recall", params, await _value(recall.single_turn_ascore(sample))))
+                        await score_or_nan(precision.single_turn_ascore(sample))))
+            out.append(("non_llm_context_recall", params, await score_or_nan(recall.single_turn_ascore(sample))))
     return out
 
 

@@ -23,13 +23,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import math
 import os
 import random
 import typing as t
 import warnings
 from pathlib import Path
 
+from make_string_vectors import score_or_nan
 from ragas.dataset_schema import MultiTurnSample
 from ragas.messages import AIMessage, HumanMessage, ToolCall, ToolMessage
 from ragas.metrics import NonLLMStringSimilarity, ToolCallAccuracy, ToolCallF1
@@ -191,21 +191,12 @@ def conversation(turns: list[list[Call]], rng: random.Random) -> list[HumanMessa
     return messages
 
 
-async def _score(awaitable: t.Awaitable[t.Any]) -> float | None:
-    try:
-        result = await awaitable
-    except Exception:  # Ragas' evaluate() scores a raising sample as NaN
-        return None
-    value = float(getattr(result, "value", result))
-    return None if math.isnan(value) else value
-
-
 async def _scores(sample: MultiTurnSample) -> list[tuple[str, dict, float | None]]:
     out: list[tuple[str, dict, float | None]] = []
     user_input, reference = sample.user_input, sample.reference_tool_calls or []
     for strict in (True, False):
-        exact = await _score(ToolCallAccuracy(strict_order=strict).multi_turn_ascore(sample))
-        new = await _score(NewAccuracy(strict_order=strict).ascore(user_input, reference))
+        exact = await score_or_nan(ToolCallAccuracy(strict_order=strict).multi_turn_ascore(sample))
+        new = await score_or_nan(NewAccuracy(strict_order=strict).ascore(user_input, reference))
         if exact != new:
             raise SystemExit(f"accuracy strict={strict}: legacy {exact} != collections {new} on {sample.to_dict()}")
         out.append(("tool_call_accuracy", {"strict_order": strict, "arg_comparison": "exact"}, exact))
@@ -213,9 +204,9 @@ async def _scores(sample: MultiTurnSample) -> list[tuple[str, dict, float | None
             metric = ToolCallAccuracy(strict_order=strict, arg_comparison_metric=NonLLMStringSimilarity(
                 distance_measure=DistanceMeasure(measure)))
             out.append(("tool_call_accuracy", {"strict_order": strict, "arg_comparison": measure},
-                        await _score(metric.multi_turn_ascore(sample))))
-    f1 = await _score(ToolCallF1().multi_turn_ascore(sample))
-    new_f1 = await _score(NewF1().ascore(user_input, reference))
+                        await score_or_nan(metric.multi_turn_ascore(sample))))
+    f1 = await score_or_nan(ToolCallF1().multi_turn_ascore(sample))
+    new_f1 = await score_or_nan(NewF1().ascore(user_input, reference))
     if f1 != new_f1:
         raise SystemExit(f"f1: legacy {f1} != collections {new_f1} on {sample.to_dict()}")
     out.append(("tool_call_f1", {}, f1))
