@@ -74,16 +74,17 @@ def _criterion_prompts():
     return [criterion_prompt(c) for c in load_criteria(example)]
 
 
-def test_new_and_criterion_prompts_answer_their_examples_within_their_schema():
-    """The rating, entity and criterion prompts: every example answer fits the schema, the budget the bound."""
+def test_every_prompt_answers_its_examples_within_its_schema():
+    """Every prompt (the criterion prompts too): every example answer fits the schema, the budget the bound."""
     import json
 
     import jsonschema
 
-    from localeval.prompts import ENTITIES, RATING_PROMPTS
+    from localeval.prompts import AGENT_PROMPTS, ALL_PROMPTS, ENTITIES, RATING_PROMPTS
     from localeval.prompts.base import answer_token_bound, render_output
 
-    prompts = [ENTITIES, *RATING_PROMPTS, *_criterion_prompts()]
+    prompts = [*ALL_PROMPTS, *_criterion_prompts()]
+    assert {p.name for p in (ENTITIES, *RATING_PROMPTS, *AGENT_PROMPTS)} <= {p.name for p in ALL_PROMPTS}
     assert sum(1 for p in prompts if p.examples) >= 9  # the rating prompts, entities, two example criteria
     for prompt in prompts:
         for settings in (Settings(), Settings(reasons=False)):
