@@ -1,4 +1,5 @@
-"""The errors localeval raises on purpose: each one says what to do about it."""
+"""The errors localeval raises on purpose: each one says what to do about it; and ``describe``, a value as
+such a message shows it."""
 
 
 class LocalevalError(Exception):
@@ -17,3 +18,9 @@ class JudgeDied(LocalevalError):
         self.cause = cause
         self.kept = kept
         super().__init__(f"the judge engine died ({cause}); the run stopped" + (f". {kept}" if kept else ""))
+
+
+def describe(value: object) -> str:
+    """A value for a message: its type and a short repr, e.g. ``int 42``."""
+    text = repr(value)
+    return f"{type(value).__name__} {text if len(text) <= 60 else text[:57] + '...'}"

@@ -76,3 +76,4 @@ class DataError(LocalevalError):
         if self.fix:
             lines.append(f"fix: {self.fix}")
         return "\n".join(lines)
+

@@ -17,9 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from localeval.data.errors import DataError, Problem
-from localeval.data.records import REPORTED, Raw, describe, has_fields, no_fields, to_samples
+from localeval.data.records import REPORTED, Raw, has_fields, no_fields, to_samples
 from localeval.data.sample import LIST_FIELDS, OLD_NAMES, Sample
 from localeval.data.validate import Needs
+from localeval.errors import describe
 
 SUPPORTED = ".jsonl, .json, .csv, .parquet, or a folder saved by a Hugging Face dataset's save_to_disk"
 _HF_MARKERS = ("dataset_info.json", "state.json", "dataset_dict.json")

@@ -14,6 +14,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from localeval.errors import describe
+
 MessageType = Literal["human", "ai", "tool"]
 KINDS: tuple[str, ...] = ("human", "ai", "tool")
 SPEAKER = {"human": "Human", "ai": "AI", "tool": "ToolOutput"}
@@ -106,7 +108,7 @@ def read_tool_calls(value: object, report: Report, where: str = "", nulls_absent
                     ) -> tuple[ToolCall, ...] | None:
     """A list of ``{"name": ..., "args": {...}}`` objects, or ``None`` after reporting the first problem."""
     if not isinstance(value, list | tuple):
-        report(f"{where}expected a list of tool calls ({{\"name\": ..., \"args\": {{...}}}}), got {_describe(value)}")
+        report(f"{where}expected a list of tool calls ({{\"name\": ..., \"args\": {{...}}}}), got {describe(value)}")
         return None
     calls = []
     for i, item in enumerate(value, 1):
@@ -120,12 +122,12 @@ def read_tool_calls(value: object, report: Report, where: str = "", nulls_absent
 def read_rubrics(value: object, report: Report, columnar: bool = False) -> dict[str, str] | None:
     """Rubrics: score level's name -> its description (``{"score1_description": "...", ...}``)."""
     if not isinstance(value, Mapping):
-        report(f"expected an object of score level -> description, got {_describe(value)}")
+        report(f"expected an object of score level -> description, got {describe(value)}")
         return None
     rubrics = {str(k): v for k, v in value.items() if not (columnar and v is None)}
     bad = next((k for k, v in rubrics.items() if not isinstance(v, str)), None)
     if bad is not None:
-        report(f"{bad!r}: expected the level's description as text, got {_describe(rubrics[bad])}")
+        report(f"{bad!r}: expected the level's description as text, got {describe(rubrics[bad])}")
         return None
     unnumbered = [k for k in rubrics if len(re.findall(r"\d+", k)) != 1]
     if unnumbered:
@@ -142,11 +144,11 @@ def read_rubrics(value: object, report: Report, columnar: bool = False) -> dict[
 def _read_message(i: int, item: object, report: Report, nulls_absent: bool) -> Message | None:
     where = f"message {i}"
     if not isinstance(item, Mapping):
-        report(f"{where}: expected an object with 'type' and 'content', got {_describe(item)}")
+        report(f"{where}: expected an object with 'type' and 'content', got {describe(item)}")
         return None
     kind = item.get("type")
     if kind not in KINDS:
-        report(f"{where}: 'type' must be one of human, ai, tool, got {_describe(kind)}")
+        report(f"{where}: 'type' must be one of human, ai, tool, got {describe(kind)}")
         return None
     content = item.get("content")
     calls = None
@@ -162,7 +164,7 @@ def _read_message(i: int, item: object, report: Report, nulls_absent: bool) -> M
                + (", or \"\" for an AI turn that only calls tools" if kind == "ai" else ""))
         return None
     if not isinstance(content, str):
-        report(f"{where} ({kind}): 'content' must be text, got {_describe(content)}")
+        report(f"{where} ({kind}): 'content' must be text, got {describe(content)}")
         return None
     if not content.strip() and not calls:
         also = " and no tool calls" if kind == "ai" else ""
@@ -174,17 +176,17 @@ def _read_message(i: int, item: object, report: Report, nulls_absent: bool) -> M
 
 def _read_call(where: str, item: object, report: Report, nulls_absent: bool) -> ToolCall | None:
     if not isinstance(item, Mapping):
-        report(f"{where}: expected an object with 'name' and 'args', got {_describe(item)}")
+        report(f"{where}: expected an object with 'name' and 'args', got {describe(item)}")
         return None
     name, args = item.get("name"), item.get("args", {})
     if args is None and nulls_absent:
         args = {}  # a call without arguments, stored as a column of objects
     if not isinstance(name, str) or not name.strip():
-        report(f"{where}: 'name' must be the tool's name, got {_describe(name)}")
+        report(f"{where}: 'name' must be the tool's name, got {describe(name)}")
         return None
     if not isinstance(args, Mapping):
         hint = "; decode the JSON text into an object" if isinstance(args, str) and args.lstrip()[:1] == "{" else ""
-        report(f"{where} ({name}): arguments ('args') must be an object of name -> value, got {_describe(args)}{hint}")
+        report(f"{where} ({name}): arguments ('args') must be an object of name -> value, got {describe(args)}{hint}")
         return None
     kept = {str(k): v for k, v in args.items() if not (nulls_absent and v is None)}
     return ToolCall(name, kept)
@@ -200,7 +202,3 @@ def _a(message: Message) -> str:
         return "an AI message without tool calls"
     return "a human message" if message.type == "human" else "a tool message"
 
-
-def _describe(value: object) -> str:
-    text = repr(value)
-    return f"{type(value).__name__} {text if len(text) <= 60 else text[:57] + '...'}"

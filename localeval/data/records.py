@@ -19,6 +19,7 @@ from localeval.data.errors import DataError, Problem, by_row
 from localeval.data.messages import read_conversation, read_rubrics, read_tool_calls
 from localeval.data.sample import OLD_NAMES, SAMPLE_FIELDS, TEXT_FIELDS, Sample
 from localeval.data.validate import FIX_MISSING, Needs, RowFields, needs_problems
+from localeval.errors import describe
 
 # Reports a problem of the current row: (column as the file names it, message).
 _Report = Callable[[str, str], None]
@@ -198,9 +199,9 @@ def _to_field(column: str, name: str, value: object, report: _Report, columnar: 
 
 
 _STRUCTURED: dict[str, Callable[[Any, Callable[[str], None], bool], object]] = {
-    "conversation": lambda v, report, columnar: read_conversation(v, report, columnar),
+    "conversation": read_conversation,
     "reference_tool_calls": lambda v, report, columnar: read_tool_calls(v, report, "", columnar),
-    "rubrics": lambda v, report, columnar: read_rubrics(v, report, columnar),
+    "rubrics": read_rubrics,
 }
 
 
@@ -273,8 +274,3 @@ def _plain(value: object) -> object:
         return None
     return value
 
-
-def describe(value: object) -> str:
-    """A value for a message: its type and a short repr, e.g. ``int 42``."""
-    text = repr(value)
-    return f"{type(value).__name__} {text if len(text) <= 60 else text[:57] + '...'}"
