@@ -76,4 +76,3 @@ class DataError(LocalevalError):
         if self.fix:
             lines.append(f"fix: {self.fix}")
         return "\n".join(lines)
-

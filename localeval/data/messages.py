@@ -129,16 +129,34 @@ def read_rubrics(value: object, report: Report, columnar: bool = False) -> dict[
     if bad is not None:
         report(f"{bad!r}: expected the level's description as text, got {describe(rubrics[bad])}")
         return None
-    unnumbered = [k for k in rubrics if len(re.findall(r"\d+", k)) != 1]
+    unnumbered = [k for k in rubrics if level_of(k) is None]
     if unnumbered:
         report(f"{unnumbered[0]!r}: each key names its score level with one whole number, as Ragas' "
                "'score1_description' ... 'score5_description' do")
         return None
-    levels = [int(re.findall(r"\d+", k)[0]) for k in rubrics]
-    if len(set(levels)) < len(levels):
+    if len(rubric_levels(rubrics)) < len(rubrics):
         report(f"two keys name the same score level ({', '.join(rubrics)})")
         return None
     return rubrics or None
+
+
+def level_of(key: str) -> int | None:
+    """The score level a rubric key names: its one whole number (``score3_description``: 3); None without one."""
+    found = re.findall(r"\d+", key)
+    return int(found[0]) if len(found) == 1 else None
+
+
+def rubric_levels(rubrics: Mapping[str, str]) -> tuple[int, ...]:
+    """The levels a rubric names, ascending: the one whole number in each key (``score3_description``: 3).
+
+    >>> rubric_levels({"score1_description": "bad", "score10_description": "good", "score5_description": "ok"})
+    (1, 5, 10)
+    """
+    levels = {key: level_of(key) for key in rubrics}
+    bad = next((key for key, level in levels.items() if level is None), None)
+    if bad is not None:
+        raise ValueError(f"rubric key {bad!r} must hold exactly one whole number, its level")
+    return tuple(sorted({level for level in levels.values() if level is not None}))
 
 
 def _read_message(i: int, item: object, report: Report, nulls_absent: bool) -> Message | None:

@@ -9,10 +9,10 @@ schema allows exactly the rubric's levels, so an out-of-rubric score cannot come
 
 from __future__ import annotations
 
-from localeval.data.messages import transcript
+from localeval.data.messages import rubric_levels, transcript
 from localeval.data.sample import Sample
 from localeval.nan import Nan
-from localeval.prompts.rubrics import RUBRIC_SCORE, RubricInput, rubric_levels
+from localeval.prompts.rubrics import RUBRIC_SCORE, RubricInput
 from localeval.steps import Ask, Steps
 
 

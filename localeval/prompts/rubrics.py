@@ -7,13 +7,13 @@ A rubric maps a level's name to its description (``{"score1_description": ..., "
 
 from __future__ import annotations
 
-import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from pydantic import BaseModel, SerializerFunctionWrapHandler, model_serializer
 
+from localeval.data.messages import rubric_levels
 from localeval.prompts.base import Prompt, Schema, Settings, with_reason
 
 REASON_CHARS = 240
@@ -39,21 +39,6 @@ class RubricScore(BaseModel):
 
     reason: str = ""
     score: int
-
-
-def rubric_levels(rubrics: Mapping[str, str]) -> tuple[int, ...]:
-    """The levels a rubric names, ascending: the one whole number in each key (``score3_description``: 3).
-
-    >>> rubric_levels({"score1_description": "bad", "score10_description": "good", "score5_description": "ok"})
-    (1, 5, 10)
-    """
-    levels = []
-    for key in rubrics:
-        found = re.findall(r"\d+", key)
-        if len(found) != 1:
-            raise ValueError(f"rubric key {key!r} must hold exactly one whole number, its level")
-        levels.append(int(found[0]))
-    return tuple(sorted(set(levels)))
 
 
 def _schema(inp: RubricInput, settings: Settings) -> Schema:

@@ -12,7 +12,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from localeval.data.messages import Message
+from localeval.data.messages import Message, rubric_levels
 from localeval.data.sample import Sample
 from localeval.embed import HashEmbedder
 from localeval.engine.scripted import ScriptedEngine
@@ -22,7 +22,7 @@ from localeval.metrics.registry import METRICS
 from localeval.metrics.summary_score import blend, conciseness, qa_score
 from localeval.nan import Nan
 from localeval.prompts.base import Settings
-from localeval.prompts.rubrics import RUBRIC_SCORE, RubricInput, rubric_levels
+from localeval.prompts.rubrics import RUBRIC_SCORE, RubricInput
 from localeval.prompts.summary import SUMMARY_ANSWERS, SUMMARY_QUESTIONS, AnswersInput, QuestionsInput
 from localeval.scheduler import Scheduler
 
