@@ -9,11 +9,11 @@ is user data and goes through ``escape``; a row written by hand may hold anythin
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from html import escape
 from typing import Any
 
+from localeval.data.messages import level_of
 from localeval.report.pieces import at, call_html, calls_list, compact, fold, items
 
 SPEAKERS = {"human": "Human", "ai": "AI", "tool": "Tool output"}
@@ -88,8 +88,8 @@ def conversation_html(row: Mapping[str, Any], *, calls_compared: bool = False) -
 
 
 def _level(key: str) -> tuple[int, str]:
-    found = re.findall(r"\d+", key)
-    return (int(found[0]), key) if len(found) == 1 else (1 << 30, key)
+    level = level_of(key)
+    return (1 << 30 if level is None else level, key)  # a key without a level (a row written by hand) last
 
 
 def references_html(row: Mapping[str, Any]) -> str:
