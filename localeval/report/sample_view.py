@@ -9,24 +9,19 @@ RUN/samples.jsonl, so every one is user data and goes through ``escape``. Long t
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from html import escape
 from typing import Any
 
 from localeval.metrics.definition import TraceKind
 from localeval.metrics.registry import definition_of
 from localeval.report.conversation_view import conversation_html, is_conversation, references_html
-from localeval.report.pieces import FOLD, fold  # noqa: F401 (FOLD re-exported: the fold's length)
+from localeval.report.pieces import at, fold
 
 Verdict = tuple[str, str, str]  # label, css class (good, bad or plain), the judge's reason
 
 
 def _strings(value: Any) -> list[str]:
     return [str(v) for v in value] if isinstance(value, list | tuple) else []
-
-
-def _at(items: Sequence[Any], i: int) -> Any:
-    return items[i] if i < len(items) else None
 
 
 def trace_kind(metric: str) -> TraceKind | None:
@@ -43,7 +38,7 @@ def context_verdicts(metric: str, trace: dict[str, Any]) -> list[Verdict | None]
         verdicts = verdicts if isinstance(verdicts, list) else []
         reasons = reasons if isinstance(reasons, list) else []
         return [None if v is None else
-                (("useful", "good") if v else ("irrelevant", "bad")) + (str(_at(reasons, i) or ""),)
+                (("useful", "good") if v else ("irrelevant", "bad")) + (str(at(reasons, i) or ""),)
                 for i, v in enumerate(verdicts)]
     if kind == "noise":
         rows = trace.get("reference_by_context")
@@ -57,7 +52,7 @@ def _context_list(contexts: list[str], ids: list[str], verdicts: list[Verdict | 
     items = []
     for i, text in enumerate(contexts):
         tag = f"<code>{escape(ids[i])}</code> " if len(ids) == len(contexts) else ""
-        verdict = _at(verdicts, i)
+        verdict = at(verdicts, i)
         mark = ""
         if verdict is not None:
             label, css, reason = verdict

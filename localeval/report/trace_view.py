@@ -14,6 +14,7 @@ from localeval.metrics.criteria import criterion_view
 from localeval.metrics.definition import MetricDef, TraceKind
 from localeval.metrics.registry import definition_of
 from localeval.report.agent_trace_view import AGENT_VIEWS
+from localeval.report.pieces import at
 
 Row = tuple[str, bool | None, str]  # text, verdict (None: unknown), reason
 
@@ -21,10 +22,6 @@ Row = tuple[str, bool | None, str]  # text, verdict (None: unknown), reason
 def _list(trace: dict[str, Any], key: str) -> list[Any]:
     value = trace.get(key)
     return value if isinstance(value, list) else []
-
-
-def _at(items: Sequence[Any], i: int) -> Any:
-    return items[i] if i < len(items) else None
 
 
 def _flag(value: Any) -> bool | None:
@@ -53,19 +50,19 @@ def _statements(trace: dict[str, Any], definition: MetricDef) -> str:
     title, yes, no = definition.trace_words
     statements, verdicts = _list(trace, "statements"), _list(trace, "verdicts")
     reasons = _list(trace, "reasons")
-    rows = [(str(s), _flag(_at(verdicts, i)), str(_at(reasons, i) or "")) for i, s in enumerate(statements)]
+    rows = [(str(s), _flag(at(verdicts, i)), str(at(reasons, i) or "")) for i, s in enumerate(statements)]
     return verdict_table(title, "statement", rows, yes, no, "judge's reason" if definition.judge else "reason")
 
 
 def _chunks(trace: dict[str, Any], definition: MetricDef) -> str:
     verdicts, reasons = _list(trace, "verdicts"), _list(trace, "reasons")
-    rows = [(f"chunk {i + 1}", _flag(v), str(_at(reasons, i) or "")) for i, v in enumerate(verdicts)]
+    rows = [(f"chunk {i + 1}", _flag(v), str(at(reasons, i) or "")) for i, v in enumerate(verdicts)]
     return verdict_table("retrieved chunks, in rank order", "chunk", rows, "useful", "irrelevant")
 
 
 def _questions(trace: dict[str, Any], definition: MetricDef) -> str:
     questions, flags = _list(trace, "questions"), _list(trace, "noncommittal")
-    rows = [(str(q), None if _at(flags, i) is None else not _at(flags, i), "")
+    rows = [(str(q), None if at(flags, i) is None else not at(flags, i), "")
             for i, q in enumerate(questions)]
     return verdict_table("questions generated from the response", "question", rows, "committal",
                          "noncommittal (evasive)")
@@ -76,7 +73,7 @@ def _claims(trace: dict[str, Any], definition: MetricDef) -> str:
     for side, other in (("response", "reference"), ("reference", "response")):
         claims, verdicts = _list(trace, f"{side}_claims"), _list(trace, f"{side}_verdicts")
         if f"{side}_claims" in trace:
-            rows = [(str(c), _flag(_at(verdicts, i)), "") for i, c in enumerate(claims)]
+            rows = [(str(c), _flag(at(verdicts, i)), "") for i, c in enumerate(claims)]
             parts.append(verdict_table(f"{side} claims checked against the {other}", "claim", rows,
                                        f"in {other}", f"not in {other}"))
     return "".join(parts)
@@ -90,9 +87,9 @@ def _noise(trace: dict[str, Any], definition: MetricDef) -> str:
     relevant = [k for k, row in enumerate(by_ref) if isinstance(row, list) and any(row)]
     rows = []
     for i, s in enumerate(statements):
-        support = [k for k, row in enumerate(by_resp) if isinstance(row, list) and _at(row, i)]
+        support = [k for k, row in enumerate(by_resp) if isinstance(row, list) and at(row, i)]
         where = ", ".join(f"chunk {k + 1}" + ("" if k in relevant else " (irrelevant)") for k in support)
-        rows.append((str(s), _flag(_at(in_ref, i)), where or "no chunk"))
+        rows.append((str(s), _flag(at(in_ref, i)), where or "no chunk"))
     chunks = ", ".join(f"chunk {k + 1}" for k in relevant) or "none"
     return (f"<p>relevant chunks (support a reference statement): {escape(chunks)}</p>"
             + verdict_table("response statements", "statement", rows, "in reference", "not in reference",
@@ -108,10 +105,10 @@ def _criterion(trace: dict[str, Any], definition: MetricDef) -> str:
     head = (f"<p>criterion <b>{escape(str(crit.get('name', '')))}</b> ({escape(str(crit.get('scale', '')))}, "
             f"reads {escape(fields)}): {escape(str(crit.get('definition', '')))}</p>")
     if binary:
-        rows = [(f"answer {i + 1}", _flag(v), str(_at(reasons, i) or "")) for i, v in enumerate(votes)]
+        rows = [(f"answer {i + 1}", _flag(v), str(at(reasons, i) or "")) for i, v in enumerate(votes)]
         return head + verdict_table("the judge's answers", "answer", rows, "meets it", "does not")
     cells = "".join(f"<tr class=plain><td>answer {i + 1}</td><td>{escape(str(v))}</td>"
-                    f"<td>{escape(str(_at(reasons, i) or ''))}</td></tr>" for i, v in enumerate(votes))
+                    f"<td>{escape(str(at(reasons, i) or ''))}</td></tr>" for i, v in enumerate(votes))
     caption, reason = escape("the judge's ratings"), escape("judge's reason")
     return (head + f"<table class=trace><caption>{caption}</caption><tr><th>answer</th><th>rating</th>"
             f"<th>{reason}</th></tr>{cells}</table>")

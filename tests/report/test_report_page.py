@@ -12,7 +12,7 @@ import pytest
 from localeval.errors import LocalevalError
 from localeval.report.diagnosis import RULES
 from localeval.report.html import render_report
-from localeval.report.sample_view import FOLD, fold
+from localeval.report.pieces import FOLD, fold
 
 ID_METRICS = ("mrr", "ndcg", "hit_rate", "id_context_precision", "id_context_recall")
 
