@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -112,7 +113,7 @@ def test_argparse_forms_are_read() -> None:
         "--no-worse", "a", "--no-worse", "b", "-v"]
 
 
-def test_an_interrupt_exits_130_with_how_to_resume(monkeypatch: pytest.MonkeyPatch,
+def test_an_interrupt_exits_130_with_how_to_resume(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
                                                    capsys: pytest.CaptureFixture[str]) -> None:
     import localeval.api
 
@@ -120,11 +121,87 @@ def test_an_interrupt_exits_130_with_how_to_resume(monkeypatch: pytest.MonkeyPat
         raise KeyboardInterrupt
 
     monkeypatch.setattr(localeval.api, "evaluate_run", interrupted)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "x").mkdir()
+    (tmp_path / "x" / "judge.sqlite").write_bytes(b"")
     assert main(["evaluate", "data.jsonl", "--out", "x", "--no-progress"]) == 130
     assert capsys.readouterr().err.splitlines() == [
         "localeval: interrupted. The judge's answers so far are kept in x/judge.sqlite; to resume, run the same "
         "command again:",
         "  localeval evaluate data.jsonl --out x --no-progress"]
+
+
+def test_an_interrupt_before_the_cache_exists_names_no_cache(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """Ctrl-C while the model loads: no run folder, no cache, and the message says nothing is kept."""
+    import localeval.api
+
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(localeval.api, "evaluate_run", interrupted)
+    monkeypatch.chdir(tmp_path)
+    assert main(["evaluate", "data.jsonl", "--out", "runs/x", "--no-progress"]) == 130
+    err = capsys.readouterr().err
+    assert "judge.sqlite" not in err and "kept in" not in err
+    assert err.splitlines() == [
+        "localeval: interrupted before the judge's first answer was kept, so there is nothing to resume; to start "
+        "over, run the same command again:",
+        "  localeval evaluate data.jsonl --out runs/x --no-progress"]
+    assert not (tmp_path / "runs").exists()
+
+
+def test_a_repeated_metrics_option_adds_up(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    import localeval.api
+
+    seen: list[tuple[str, ...]] = []
+
+    def evaluate_run(data: str, config: Any, **kwargs: object) -> None:
+        seen.append(tuple(config.metrics))
+        raise LocalevalError("stop here")
+
+    monkeypatch.setattr(localeval.api, "evaluate_run", evaluate_run)
+    assert main(["evaluate", "d.jsonl", "--out", str(tmp_path / "r"), "--metrics", "exact_match",
+                 "--metrics", "rouge_score,bleu_score", "--no-progress"]) == 1
+    assert [str(m) for m in seen[0]] == ["exact_match", "rouge_score", "bleu_score"]
+
+
+@pytest.mark.parametrize(("argv", "flag"), [
+    (["evaluate", "d.jsonl", "--out", "a", "--out", "b"], "--out"),
+    (["evaluate", "d.jsonl", "--out", "a", "--seed", "1", "--seed", "2"], "--seed"),
+    (["evaluate", "d.jsonl", "--out", "a", "--enforce-eager", "--compile"], "--enforce-eager/--compile"),
+    (["estimate", "d.jsonl", "--sample", "3", "--sample", "4"], "--sample"),
+    (["compare", "a", "b", "--json", "x.json", "--json", "y.json"], "--json"),
+    (["gate", "r", "--baseline", "a", "--baseline", "b", "--no-worse", "m"], "--baseline"),
+    (["report", "r", "--worst", "3", "--worst=4"], "--worst"),
+    (["agree", "l", "r", "--level", "0.9", "--level", "0.8"], "--level"),
+    (["testset", "docs", "--size", "2", "--size", "3", "--out", "t.jsonl"], "--size"),
+    (["models", "prepare", "--dest", "a", "--dest", "b"], "--dest"),
+])
+def test_a_repeated_option_of_one_value_is_refused(argv: list[str], flag: str,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """Never the last one kept silently: a usage error that names the option."""
+    assert main(argv) == 2
+    assert f"{flag} given more than once" in capsys.readouterr().err
+
+
+def test_an_unknown_option_suggests_the_options_it_begins_first(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["evaluate", "d.jsonl", "--out", "a", "--metric", "faithfulness"]) == 2
+    err = capsys.readouterr().err
+    assert "did you mean --metrics or --deterministic?" in err
+
+
+def test_the_command_list_shows_each_short_help_whole(monkeypatch: pytest.MonkeyPatch,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    page = " ".join(_help([], "-h", monkeypatch, capsys).split())
+    assert "write RUN/report.html: tables, histograms, worst samples, diagnosis" in page
+    assert ",..." not in page
+
+
+def test_evaluate_help_names_every_data_format(monkeypatch: pytest.MonkeyPatch,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    page = " ".join(_help(["evaluate"], "-h", monkeypatch, capsys).split())
+    assert "JSONL, JSON, CSV or Parquet file, or saved Hugging Face dataset folder" in page
 
 
 HELP_PAGES = [[], ["models"], *COMMANDS, ["models", "check"]]

@@ -66,12 +66,16 @@ def command_line(ctx: typer.Context) -> str:
 
 
 def interrupted_message(stop: KeyboardInterrupt, ctx: typer.Context) -> str:
-    """What was kept of an interrupted command, and how to go on from there."""
+    """What was kept of an interrupted command, and how to go on from there; a cache file is named only when it
+    exists."""
     if not isinstance(stop, Interrupted):
         return "localeval: interrupted"
     if stop.kept is None:
         return ("localeval: interrupted; this run kept no judge cache (--no-cache), so running it again starts "
                 "over")
+    if not Path(stop.kept).exists():  # stopped before the cache was made (while a model loaded): nothing is kept
+        return ("localeval: interrupted before the judge's first answer was kept, so there is nothing to resume; "
+                f"to start over, run the same command again:\n  {command_line(ctx)}")
     return (f"localeval: interrupted. The judge's answers so far are kept in {stop.kept}; to resume, run the same "
             "command again:\n"
             f"  {command_line(ctx)}")

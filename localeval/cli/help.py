@@ -4,13 +4,20 @@ click wraps help text with ``textwrap``'s defaults, which cut a word longer than
 (``faithfulness,factual_correctness:mode=p`` / ``recision``) and break after a hyphen (``--server-`` /
 ``url``), so a flag or an example read off the page is wrong. Here a line breaks only between words; a
 word longer than the column stays whole and runs past it. Every command and group takes ``-h`` as well
-as ``--help`` (``HELP_OPTIONS``, set on the top command and inherited by the others).
+as ``--help`` (``HELP_OPTIONS``, set on the top command and inherited by the others). The command list
+shows each command's short help whole (click cuts it at 45 characters), wrapped like the rest.
+
+Parsing is click's with two changes: an option that takes one value and is given twice is a usage error
+(click keeps the last one silently; the options that add up are declared as lists), and an unknown option's
+suggestions list the options it begins first (``--metric``: ``--metrics`` before ``--deterministic``).
 """
 
 from __future__ import annotations
 
+import difflib
+import importlib
 import textwrap
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import typer
@@ -19,6 +26,7 @@ from typer.core import TyperCommand, TyperGroup
 HELP_OPTIONS = ["-h", "--help"]
 # The formatter of the click typer runs on (its own copy in recent typer versions, the click package before).
 _ClickFormatter: Any = typer.Context.formatter_class
+_click_errors: Any = importlib.import_module(_ClickFormatter.__module__.rpartition(".")[0] + ".exceptions")
 
 
 def fill(text: str, width: int, first: str = "", rest: str = "") -> str:
@@ -64,10 +72,66 @@ class Context(typer.Context):
     formatter_class = Formatter
 
 
+class UnknownOption(_click_errors.NoSuchOption):  # type: ignore[misc]
+    """click's unknown-option error, its suggestions in the order given (click sorts them by name)."""
+
+    def format_message(self) -> str:
+        if not self.possibilities:
+            return str(self.message)
+        return f"{self.message} (did you mean {' or '.join(self.possibilities)}?)"
+
+
+def suggestions(given: str, options: Sequence[str]) -> list[str]:
+    """The options ``given`` may have meant, those it begins first, then the closest by spelling.
+
+    >>> suggestions("--metric", ["--deterministic", "--metrics", "--seed"])
+    ['--metrics', '--deterministic']
+    """
+    begun = [o for o in options if o.startswith(given)]
+    close = difflib.get_close_matches(given, list(options), n=3, cutoff=0.6)
+    return list(dict.fromkeys([*begun, *close]))[:3]
+
+
+def repeated(order: Sequence[Any]) -> list[Any]:
+    """The options given more than once that take one value each (an option declared as a list adds up)."""
+    seen: dict[int, Any] = {}
+    twice: dict[int, Any] = {}
+    for param in order:
+        if getattr(param, "param_type_name", "") != "option" or param.multiple or param.count:
+            continue
+        (twice if id(param) in seen else seen)[id(param)] = param
+    return list(twice.values())
+
+
 class HelpCommand(TyperCommand):
-    """A ``localeval`` command whose help wraps at spaces only."""
+    """A ``localeval`` command whose help wraps at spaces only, which refuses an option given twice that takes
+    one value, and suggests for an unknown option the options it begins first."""
 
     context_class = Context
+
+    def get_short_help_str(self, limit: int = 45) -> str:
+        """The short help whole: the command list wraps it at spaces (click would cut it at ``limit``)."""
+        return str(super().get_short_help_str(limit=1 << 16))
+
+    def make_parser(self, ctx: Any) -> Any:
+        parser = super().make_parser(ctx)
+        parse = parser.parse_args
+
+        def checked(args: list[str]) -> Any:
+            try:
+                opts, rest, order = parse(args=args)
+            except _click_errors.NoSuchOption as error:
+                found = suggestions(error.option_name, list(parser._long_opt))
+                raise UnknownOption(error.option_name, possibilities=found, ctx=ctx) from None
+            twice = repeated(order)
+            if twice and not ctx.resilient_parsing:
+                names = ", ".join("/".join([*p.opts, *p.secondary_opts]) for p in twice)
+                ctx.fail(f"{names} given more than once; only one can count (a repeat would silently replace "
+                         "the first): give it once")
+            return opts, rest, order
+
+        parser.parse_args = checked
+        return parser
 
 
 class HelpGroup(TyperGroup):

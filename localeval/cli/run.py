@@ -12,13 +12,19 @@ from localeval.cli.shared import CACHE_FILE, ENGINE, JUDGE, NO_CACHE, PROGRESS, 
 from localeval.report.judge_note import TOY_NOTE, toy_judge
 from localeval.store.run_folder import CACHE
 
-Data = Annotated[str, typer.Argument(metavar="DATA", help="JSONL, CSV, Parquet file or saved Hugging Face dataset "
-                                                          "folder")]
-Metrics = Annotated[str | None, typer.Option(
-    "--metrics", help="metric names separated by commas, each with its options after a colon, e.g. "
-                      "faithfulness,ndcg:k=5 or factual_correctness:mode=precision; or criteria of your own "
-                      "from a file: examples/criteria.toml:polite (default: the six LLM metrics)")]
+Data = Annotated[str, typer.Argument(metavar="DATA", help="JSONL, JSON, CSV or Parquet file, or saved Hugging Face "
+                                                          "dataset folder")]
+Metrics = Annotated[list[str] | None, typer.Option(
+    "--metrics", metavar="METRICS",
+    help="metric names separated by commas (or --metrics repeated: they add up), each with its options after a "
+         "colon, e.g. faithfulness,ndcg:k=5 or factual_correctness:mode=precision; or criteria of your own from a "
+         "file: examples/criteria.toml:polite (default: the six LLM metrics)")]
 Seed = Annotated[int, typer.Option("--seed", help="seed for sampled generations")]
+
+
+def _joined(metrics: list[str] | None) -> str | None:
+    """Every --metrics given, as one comma-separated list (None: none given, the defaults)."""
+    return ",".join(metrics) if metrics else None
 
 
 def add_run_commands(app: typer.Typer) -> None:
@@ -51,7 +57,7 @@ def add_run_commands(app: typer.Typer) -> None:
     ) -> int:
         from localeval.api import evaluate_run
 
-        config = shared.run_config(metrics, seed, chunk_size, on_missing=on_missing, long_context=long_context)
+        config = shared.run_config(_joined(metrics), seed, chunk_size, on_missing=on_missing, long_context=long_context)
         cache: str | bool = shared.cache if shared.cache else not shared.no_cache
         kept = shared.cache or (None if shared.no_cache else Path(out) / CACHE)
         with resumable(kept):
@@ -82,7 +88,7 @@ def add_run_commands(app: typer.Typer) -> None:
     ) -> int:
         from localeval.rescore import estimate_run
 
-        config = shared.run_config(metrics, seed)
+        config = shared.run_config(_joined(metrics), seed)
         print(estimate_run(data, config, sample=sample, progress=not shared.no_progress, total=total).table())
         return 0
 
