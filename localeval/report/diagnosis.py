@@ -6,7 +6,8 @@ means meet its condition, or on a subgroup when its condition holds on the score
 ``SAMPLE_SHARE`` of the samples (and ``MIN_SAMPLES``), which a mean over a mixed data set can hide.
 
 Thresholds: a score is high at ``HIGH`` (0.7) or more and low under ``LOW`` (0.5); between the two
-nothing fires. Noise sensitivity is a share of wrong statements, where 0 is ideal: high at
+nothing fires. A rule compares each mean and score as it is printed, rounded to ``DIGITS`` (2) decimals, so
+0.49999999995 (Ragas' 1e-10 epsilon on a 0.5) is 0.50 on both counts and not low. Noise sensitivity is a share of wrong statements, where 0 is ideal: high at
 ``NOISE_HIGH`` (0.25) or more, low under ``NOISE_LOW`` (0.1). "Retrieval" is the best of the
 retrieval metrics computed (context precision and recall, Precision@K, context entity recall, Ragas'
 context relevance, the id-based metrics), so retrieval is low only when all of them are. The
@@ -29,6 +30,7 @@ from localeval.report.runs import Run, RunLike, as_run
 HIGH, LOW = 0.7, 0.5
 NOISE_HIGH, NOISE_LOW = 0.25, 0.1
 SAMPLE_SHARE, MIN_SAMPLES = 0.2, 2
+DIGITS = 2  # decimals a value is printed with, and compared at
 
 CP, PK, CR = "context_precision", "precision_at_k", "context_recall"
 FA, FC, AR = "faithfulness", "factual_correctness", "answer_relevancy"
@@ -191,6 +193,8 @@ def columns(run: Run) -> dict[str, str]:
 
 
 def _with_retrieval(values: dict[str, float]) -> dict[str, float]:
+    """The values as printed (rounded to ``DIGITS``), and the best retrieval metric's as ``retrieval``."""
+    values = {k: round(v, DIGITS) for k, v in values.items()}
     present = [values[m] for m in RETRIEVAL_METRICS if m in values]
     return {**values, RETRIEVAL: max(present)} if present else values
 
@@ -283,7 +287,7 @@ def format_findings(findings: list[Finding], *, max_ids: int = 8, checked: int |
     for f in findings:
         where = "on the run's means" if f.scope == "run" else "on a subgroup of samples"
         ids = ", ".join(f.samples[:max_ids]) + (", ..." if len(f.samples) > max_ids else "")
-        evidence = ", ".join(f"{m} {v:.2f}" for m, v in f.evidence.items())
+        evidence = ", ".join(f"{m} {v:.{DIGITS}f}" for m, v in f.evidence.items())
         blocks.append("\n".join([
             f"[{f.rule}] {f.title} ({where})",
             f"  when:     {f.condition}",

@@ -13,7 +13,7 @@ from typing import Any
 from localeval.report.aggregate import MetricSummary
 from localeval.report.compare import BETTER, WORSE, Comparison, comparison_rows
 from localeval.report.conversation_view import CSS as CONVERSATION_CSS
-from localeval.report.diagnosis import HIGH, LOW, NOISE_HIGH, NOISE_LOW, RULES, diagnose, unchecked_rules
+from localeval.report.diagnosis import DIGITS, HIGH, LOW, NOISE_HIGH, NOISE_LOW, RULES, diagnose, unchecked_rules
 from localeval.report.invariance import invariance_html
 from localeval.report.judge_note import toy_judge_html
 from localeval.report.runs import Run, RunLike, Score, as_run, higher_is_better, read_texts
@@ -203,7 +203,7 @@ def diagnosis_section(run: Run) -> str:
              f"&lt; {NOISE_LOW}.</p>"]
     for f in findings:
         where = "on the run's means" if f.scope == "run" else "on a subgroup of samples"
-        evidence = ", ".join(f"{m} = {v:.3f}" for m, v in f.evidence.items())
+        evidence = ", ".join(f"{m} = {v:.{DIGITS}f}" for m, v in f.evidence.items())
         ids = ", ".join(f.samples[:10]) + (", ..." if len(f.samples) > 10 else "")
         parts.append(
             f"<div class='finding {escape(f.scope)}'><b>{escape(f.title)}</b> "

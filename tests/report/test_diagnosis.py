@@ -132,3 +132,26 @@ def test_an_agent_run_is_told_of_the_agent_rules_only(make_run) -> None:
     assert "[off_topic] needs topic_adherence" in text and "[topk_padded]" not in text
     both = diagnosis_text(_run(make_run, "both", {TA: 0.8, TF: 0.8, FA: 0.8}))
     assert "Not checked: 16 of 17 rules" in both
+
+
+def test_a_rule_compares_a_value_as_it_prints_it(make_run) -> None:
+    """Ragas' 1e-10 epsilon: a mean of 0.49999999995 prints 0.50, so it is not under 0.5 either."""
+    edge = 0.5 - 5e-11
+    run = make_run("edge", {CP: [edge, edge], FA: [0.3, 0.3]})
+    assert "made_up_without_retrieval" not in {f.rule for f in diagnose(run)}
+    below = make_run("below", {CP: [0.494, 0.494], FA: [0.3, 0.3]})  # 0.49: printed, and compared, as low
+    [finding] = [f for f in diagnose(below) if f.rule == "made_up_without_retrieval"]
+    assert finding.scope == "run" and len(finding.samples) == 2
+    assert "context_precision 0.49" in format_findings([finding])
+
+
+def test_every_finding_s_printed_evidence_meets_its_condition(make_run) -> None:
+    for values in ([0.5 - 5e-11] * 3, [0.7 - 1e-12] * 3, [0.25 - 1e-12] * 3, [0.1 - 1e-12] * 3):
+        run = make_run("near", {m: values for m in (CP, CR, PK, FA, FC, AR, NS)})
+        for f in diagnose(run):
+            printed = {m: float(f"{v:.2f}") for m, v in f.evidence.items()}
+            rule = next(r for r in RULES if r.id == f.rule)
+            roles = {m.split("(")[0]: v for m, v in printed.items()}
+            retrieval = [v for m, v in roles.items() if m in (CP, CR, PK)]
+            roles.update({"retrieval": max(retrieval)} if retrieval else {})
+            assert rule.holds(roles), (f.rule, printed)
