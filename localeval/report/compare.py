@@ -1,4 +1,9 @@
-"""Did the change help? Two runs paired by sample id: mean difference, paired bootstrap CI, verdict."""
+"""Did the change help? Two runs paired by sample id: mean difference, paired bootstrap CI, verdict.
+
+A verdict needs ``MIN_PAIRS`` (10) pairs: a bootstrap over fewer has almost no resamples to draw from (two pairs
+give three distinct means, two equal differences an interval of width zero), so its interval undercovers and a
+verdict from it would be noise. Below the minimum the verdict is "too few pairs" and no interval is drawn.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +18,7 @@ from localeval.report.comparable import comparison_warnings
 from localeval.report.runs import Run, RunLike, as_run, higher_is_better
 
 BETTER, WORSE, SAME, TOO_FEW = "B better", "B worse", "no detectable change", "too few pairs"
+MIN_PAIRS = 10  # the fewest pairs a verdict is drawn from
 
 
 @dataclass(frozen=True)
@@ -49,6 +55,7 @@ class Comparison:
     resamples: int
     seed: int
     warnings: list[str] = field(default_factory=list)
+    min_pairs: int = MIN_PAIRS
 
     def get(self, metric: str) -> MetricComparison | None:
         return next((m for m in self.metrics if m.metric == metric), None)
@@ -100,7 +107,7 @@ def compare_metric(run_a: Run, run_b: Run, metric: str, *, resamples: int = 2000
     pairs = [(a[i], b[i]) for i in common if a[i] is not None and b[i] is not None]
     diffs = [vb - va for va, vb in pairs]  # type: ignore[operator]
     n = len(pairs)
-    ci = bootstrap_mean_ci(diffs, level=level, resamples=resamples, seed=seed) if n >= 2 else None
+    ci = bootstrap_mean_ci(diffs, level=level, resamples=resamples, seed=seed) if n >= MIN_PAIRS else None
     higher = higher_is_better(metric)
     return MetricComparison(
         metric=metric,
@@ -147,9 +154,17 @@ def comparison_rows(c: Comparison) -> list[list[str]]:
     for m in c.metrics:
         left = f"{m.excluded} ({m.missing} missing, {m.nan} NaN)" if m.excluded else "0"
         name = m.metric if m.higher_is_better else f"{m.metric} (lower is better)"
+        verdict = f"{TOO_FEW} (< {c.min_pairs})" if m.verdict == TOO_FEW else m.verdict
         rows.append([name, _num(m.mean_a), _num(m.mean_b), _num(m.diff, True), format_ci(m.ci),
-                     str(m.paired), left, m.verdict])
+                     str(m.paired), left, verdict])
     return rows
+
+
+def verdict_rule(c: Comparison) -> str:
+    """What a verdict needs, and which metrics had too few pairs for one."""
+    few = [f"{m.metric} ({m.paired})" for m in c.metrics if m.verdict == TOO_FEW]
+    return (f"A verdict needs at least {c.min_pairs} pairs and the interval to exclude 0."
+            + (f" Too few pairs to tell: {', '.join(few)}; score more samples in both runs." if few else ""))
 
 
 def format_comparison(c: Comparison) -> str:
@@ -168,7 +183,7 @@ def format_comparison(c: Comparison) -> str:
         out.append("(no metric is in both runs)")
     out.append("")
     out.append(f"Means on the samples valid in both runs; paired bootstrap, {c.resamples} resamples, "
-               f"seed {c.seed}. A verdict needs the interval to exclude 0.")
+               f"seed {c.seed}. {verdict_rule(c)}")
     for side, names in (("A", c.only_a), ("B", c.only_b)):
         if names:
             out.append(f"only in {side}: {', '.join(names)}")

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from localeval.errors import LocalevalError
 from localeval.metrics.registry import base_name, definition_of
 from localeval.report.comparable import comparison_warnings
-from localeval.report.compare import WORSE, compare_metric, format_ci, no_shared_ids
+from localeval.report.compare import MIN_PAIRS, TOO_FEW, WORSE, compare_metric, format_ci, no_shared_ids
 from localeval.report.runs import Run, RunLike, as_run
 
 
@@ -131,7 +131,8 @@ def _regressions(run: Run, baseline: Run, metrics: Sequence[str], failures: list
         if m.verdict == WORSE:
             failures.append(f"{metric}: detectably worse than the baseline: {detail}")
         else:
-            checks.append(f"{metric}: not detectably worse than the baseline ({m.verdict}): {detail}")
+            why = f"{TOO_FEW}: a verdict needs {MIN_PAIRS}" if m.verdict == TOO_FEW else m.verdict
+            checks.append(f"{metric}: not detectably worse than the baseline ({why}): {detail}")
 
 
 def gate(

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from localeval.report.aggregate import MetricSummary
-from localeval.report.compare import BETTER, WORSE, Comparison, comparison_rows
+from localeval.report.compare import BETTER, WORSE, Comparison, comparison_rows, verdict_rule
 from localeval.report.conversation_view import CSS as CONVERSATION_CSS
 from localeval.report.diagnosis import DIGITS, HIGH, LOW, NOISE_HIGH, NOISE_LOW, RULES, diagnose, unchecked_rules
 from localeval.report.invariance import invariance_html
@@ -275,7 +275,7 @@ def render_comparison(c: Comparison) -> str:
     body = [f"<h1>localeval comparison</h1><p>A: {escape(c.run_a)}<br>B: {escape(c.run_b)}</p>", warned,
             "<h2>Paired differences</h2>", table(rows[0], rows[1:], {1, 2, 3, 5}),
             f"<p class=muted>Means on the samples valid in both runs; paired bootstrap ({c.resamples} "
-            f"resamples, seed {c.seed}); a verdict needs the interval to exclude 0.</p>",
+            f"resamples, seed {c.seed}). {escape(verdict_rule(c))}</p>",
             only, "<h2>B - A with intervals</h2>", plot]
     return page("localeval comparison", body)
 

@@ -12,8 +12,8 @@ from localeval.report.compare import compare_runs, comparison_to_dict, format_co
 from localeval.report.gate import gate
 from localeval.report.html import render_comparison
 
-A = [0.2, 0.4, 0.6, 0.8]
-B = [0.5, 0.6, 0.9, 1.0]
+A = [0.2, 0.4, 0.6, 0.8] * 3  # 12 pairs: a verdict needs 10
+B = [0.5, 0.6, 0.9, 1.0] * 3
 
 
 def record(config: RunConfig | None = None, *, judge: str = "judge-x float32", invariant: bool | None = True,

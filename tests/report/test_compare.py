@@ -10,6 +10,7 @@ import pytest
 from localeval.errors import LocalevalError
 from localeval.report.compare import (
     BETTER,
+    MIN_PAIRS,
     SAME,
     TOO_FEW,
     WORSE,
@@ -22,12 +23,12 @@ from localeval.report.runs import run_from_rows
 
 
 def test_differences_means_and_a_better_verdict(make_run) -> None:
-    a = make_run("a", {"faithfulness": [0.2, 0.4, 0.6, 0.8]})
-    b = make_run("b", {"faithfulness": [0.5, 0.6, 0.9, 1.0]})
+    a = make_run("a", {"faithfulness": [0.2, 0.4, 0.6, 0.8] * 3})
+    b = make_run("b", {"faithfulness": [0.5, 0.6, 0.9, 1.0] * 3})
     m = compare_runs(a, b).get("faithfulness")
     assert m is not None
     assert (m.mean_a, m.mean_b, m.diff) == pytest.approx((0.5, 0.75, 0.25))
-    assert m.paired == 4 and m.excluded == 0
+    assert m.paired == 12 and m.excluded == 0
     # The differences are 0.3, 0.2, 0.3, 0.2: every resampled mean lies within [0.2, 0.3].
     assert m.ci is not None and 0.2 - 1e-9 <= m.ci[0] <= 0.25 <= m.ci[1] <= 0.3 + 1e-9
     assert m.verdict == BETTER
@@ -35,8 +36,8 @@ def test_differences_means_and_a_better_verdict(make_run) -> None:
 
 
 def test_no_detectable_change_when_the_interval_holds_zero(make_run) -> None:
-    a = make_run("a", {"context_recall": [0.5] * 6})
-    b = make_run("b", {"context_recall": [0.6, 0.4, 0.7, 0.3, 0.5, 0.5]})
+    a = make_run("a", {"context_recall": [0.5] * 12})
+    b = make_run("b", {"context_recall": [0.6, 0.4, 0.7, 0.3, 0.5, 0.5] * 2})
     m = compare_runs(a, b).get("context_recall")
     assert m is not None and m.diff == pytest.approx(0.0)
     assert m.ci is not None and m.ci[0] < 0 < m.ci[1]
@@ -46,8 +47,8 @@ def test_no_detectable_change_when_the_interval_holds_zero(make_run) -> None:
 
 
 def test_lower_is_better_for_noise_sensitivity(make_run) -> None:
-    a = make_run("a", {"noise_sensitivity": [0.5, 0.4, 0.6, 0.5]})
-    b = make_run("b", {"noise_sensitivity": [0.1, 0.0, 0.2, 0.1]})
+    a = make_run("a", {"noise_sensitivity": [0.5, 0.4, 0.6, 0.5] * 3})
+    b = make_run("b", {"noise_sensitivity": [0.1, 0.0, 0.2, 0.1] * 3})
     m = compare_runs(a, b).get("noise_sensitivity")
     assert m is not None and m.diff == pytest.approx(-0.4) and not m.higher_is_better
     assert m.verdict == BETTER
@@ -104,8 +105,8 @@ def test_duplicate_ids_cannot_be_paired(make_run) -> None:
 
 
 def test_compare_command_writes_html_and_json(make_run, cli, tmp_path, capsys) -> None:
-    a = make_run("a", {"faithfulness": [0.2, 0.4, 0.6, 0.8]})
-    b = make_run("b", {"faithfulness": [0.5, 0.6, 0.9, 1.0]})
+    a = make_run("a", {"faithfulness": [0.2, 0.4, 0.6, 0.8] * 3})
+    b = make_run("b", {"faithfulness": [0.5, 0.6, 0.9, 1.0] * 3})
     code = cli(["compare", str(a), str(b), "--html", str(tmp_path / "c.html"),
                     "--json", str(tmp_path / "c.json")])
     assert code == 0
@@ -138,3 +139,22 @@ def test_one_shared_id_is_enough_to_compare(make_run) -> None:
     b = make_run("b", {"faithfulness": [0.5, 0.6]}, ids=["y", "z"])
     m = compare_runs(a, b).get("faithfulness")
     assert m is not None and (m.paired, m.missing, m.verdict) == (1, 2, TOO_FEW)
+
+
+def test_too_few_pairs_for_a_verdict_say_so_and_name_the_minimum(make_run, cli, tmp_path, capsys) -> None:
+    """Two pairs whose differences are equal: a zero-width interval, and no verdict from it."""
+    a = make_run("a", {"faithfulness": [0.0, 0.333]})
+    b = make_run("b", {"faithfulness": [0.333, 0.666]})
+    m = compare_runs(a, b).get("faithfulness")
+    assert m is not None and m.paired == 2 and m.diff == pytest.approx(0.333)
+    assert (m.verdict, m.ci) == (TOO_FEW, None)
+    assert cli(["compare", str(a), str(b), "--json", str(tmp_path / "c.json"), "--html", str(tmp_path / "c.html")]) == 0
+    out = capsys.readouterr().out
+    assert "B better" not in out and "too few pairs (< 10)" in out
+    assert "A verdict needs at least 10 pairs" in out and "Too few pairs to tell: faithfulness (2)" in out
+    data = json.loads((tmp_path / "c.json").read_text())
+    assert data["min_pairs"] == MIN_PAIRS == 10 and data["metrics"][0]["verdict"] == TOO_FEW
+    assert "at least 10 pairs" in (tmp_path / "c.html").read_text()
+    nine = compare_runs(make_run("a9", {"faithfulness": [0.1] * 9}), make_run("b9", {"faithfulness": [0.9] * 9}))
+    ten = compare_runs(make_run("a10", {"faithfulness": [0.1] * 10}), make_run("b10", {"faithfulness": [0.9] * 10}))
+    assert nine.metrics[0].verdict == TOO_FEW and ten.metrics[0].verdict == BETTER
