@@ -16,7 +16,7 @@ from typing import Any, BinaryIO
 
 from localeval.errors import LocalevalError
 from localeval.store.chunks import CHUNKS
-from localeval.store.run_folder import SAMPLES, SCORES, SUMMARY, samples_text
+from localeval.store.run_folder import SAMPLES, SCORES, SUMMARY, sample_record, samples_text
 
 REPORT = "report.html"
 REPLACED = (SCORES, SAMPLES, SUMMARY, CHUNKS, REPORT)  # a run's files; the judge cache is not one of them
@@ -86,7 +86,7 @@ def _message(folder: Path, held: HeldRun, metrics: Sequence[str], chunks: Chunks
                   if held.planned is not None and held.planned > held.samples else "")
     kept = (f"on {', '.join(held.metrics)}" if held.metrics is not None
             else f"in a {SCORES} whose first row cannot be read")
-    why = [] if same else ["its samples are not this run's"]
+    why = [] if same else [f"its samples are not this run's: {first_difference(folder, chunks)}"]
     if dropped:
         why.append(f"this run would leave out its {', '.join(dropped)} (a run into the same folder may add "
                    "metrics to the same samples, not leave any out)")
@@ -94,6 +94,41 @@ def _message(folder: Path, held: HeldRun, metrics: Sequence[str], chunks: Chunks
             f"scores {_samples(count, _first_ids(chunks))} on {', '.join(metrics)}. Its scores would be overwritten: "
             f"{'; '.join(why)}. To keep that run, choose another --out; to replace it, pass --replace "
             f"(API: replace=True), which deletes its {', '.join(REPLACED)} and keeps its judge cache")
+
+
+def first_difference(folder: Path, chunks: Chunks) -> str:
+    """Where the folder's samples and this run's part first: the sample and the field, or the count."""
+    path = folder / SAMPLES
+    if path.is_file() and path.stat().st_size:
+        with path.open("rb") as handle:
+            held = [row for row in map(_loads, handle) if row is not None]
+        keyed = False
+    else:  # an older localeval's run folder: only the ids of scores.jsonl
+        with (folder / SCORES).open("rb") as handle:
+            held = [{"id": row.get("id")} for row in map(_loads, handle) if isinstance(row, dict)]
+        keyed = True
+    number = 0
+    for chunk in chunks():
+        for sample in chunk:
+            record = sample_record(sample)
+            new = {"id": record.get("id")} if keyed else json.loads(json.dumps(record, ensure_ascii=False))
+            if number >= len(held):
+                return f"this run has more samples: its sample {number + 1}, {_id(new)}, is not in the folder"
+            old = held[number] if isinstance(held[number], dict) else {}
+            number += 1
+            if old == new:
+                continue
+            if old.get("id") != new.get("id"):
+                return f"sample {number} is {_id(old)} in the folder and {_id(new)} in this run"
+            fields = [repr(k) for k in dict.fromkeys([*old, *new]) if old.get(k) != new.get(k)]
+            return f"sample {number} ({_id(new)}) has another {' and '.join(fields[:SHOWN])} in this run"
+    if number < len(held):
+        return f"the folder has more samples: its sample {number + 1}, {_id(held[number])}, is not in this run"
+    return "they differ in how they were written"
+
+
+def _id(row: object) -> str:
+    return f"id {str(row.get('id'))!r}" if isinstance(row, dict) else "an unreadable row"
 
 
 def _samples(count: int, ids: list[str]) -> str:

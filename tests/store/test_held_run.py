@@ -181,3 +181,21 @@ def test_a_run_written_before_samples_jsonl_is_compared_by_ids(tmp_path: Path, b
         (out / name).unlink()
     with pytest.raises(LocalevalError, match="its samples are not this run's"):
         run(rows(3, start=1), out)
+
+
+def test_the_clash_names_the_first_sample_and_field_that_differ(tmp_path: Path, built) -> None:
+    """Row numbers as ids: both runs list the same ids, so the message says which sample and field differ."""
+    numbered = [{k: v for k, v in r.items() if k != "id"} for r in rows(3)]
+    out = tmp_path / "run"
+    run(numbered, out)
+    edited = [dict(r) for r in numbered]
+    edited[1]["response"] = "River 1 is warm."
+    with pytest.raises(LocalevalError) as error:
+        run(edited, out)
+    message = str(error.value)
+    assert "3 samples (1, 2, 3)" in message
+    assert "its samples are not this run's: sample 2 (id '2') has another 'response' in this run" in message
+    with pytest.raises(LocalevalError, match="sample 1 is id '1' in the folder and id 'r5' in this run"):
+        run(rows(3, start=5), out)
+    with pytest.raises(LocalevalError, match="the folder has more samples: its sample 3, id '3', is not in this run"):
+        run(numbered[:2], out)
