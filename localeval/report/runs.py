@@ -101,7 +101,8 @@ class Run:
 
 
 RunLike = Run | str | Path
-# What evaluate leaves in its run folder from the start (its lock, judge cache, chunk log); summary.json comes last.
+# What evaluate leaves in its run folder from the start (its lock, while it runs or after a kill; judge cache, chunk
+# log); summary.json comes last.
 STARTED = (".lock", CACHE, CHUNKS)
 
 

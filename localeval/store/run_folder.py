@@ -128,16 +128,32 @@ def read_summary(folder: Path) -> dict[str, Any]:
 
 
 class RunLock:
-    """An exclusive lock on a run folder: a second process writing the same run is refused."""
+    """An exclusive lock on a run folder: a second process writing the same run is refused.
+
+    The lock file lives only while the run does: it is removed, still locked, when the run ends, so a finished
+    run folder holds no ``.lock``. A process that opened the file just before it was removed may then lock the
+    removed file; it checks that the path still names the file it locked, and tries again on a fresh one if not.
+    """
 
     def __init__(self, folder: Path) -> None:
         self.path = Path(folder) / ".lock"
         self._file: Any = None
 
     def __enter__(self) -> RunLock:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        while (handle := self._locked()) is None:
+            pass
+        handle.seek(0)
+        handle.truncate()
+        handle.write(f"localeval process {os.getpid()}")
+        handle.flush()
+        self._file = handle
+        return self
+
+    def _locked(self) -> Any:
+        """The lock file, open and locked; None when it was removed meanwhile (try again)."""
         import fcntl
 
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         handle = self.path.open("a+")
         try:
             fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -148,14 +164,17 @@ class RunLock:
             raise LocalevalError(
                 f"{self.path.parent} is in use by {holder}; wait for it to finish or choose another --out"
             ) from None
-        handle.seek(0)
-        handle.truncate()
-        handle.write(f"localeval process {os.getpid()}")
-        handle.flush()
-        self._file = handle
-        return self
+        try:
+            current = os.stat(self.path).st_ino
+        except FileNotFoundError:
+            current = None
+        if current != os.fstat(handle.fileno()).st_ino:  # its holder removed it as we opened it
+            handle.close()
+            return None
+        return handle
 
     def __exit__(self, *exc: object) -> None:
         if self._file is not None:
-            self._file.close()  # closing releases the lock
+            self.path.unlink(missing_ok=True)  # removed while still held, then released
+            self._file.close()
             self._file = None
