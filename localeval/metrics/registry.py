@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Sequence
 from typing import Any
 
@@ -168,10 +169,24 @@ def _unknown_metric(base: str) -> LocalevalError:
     if base.endswith((".yaml", ".yml", ".json")):
         return LocalevalError(f"{base}: criteria files are TOML (.toml) or Python (.py); write the criteria as "
                               "TOML tables, as in examples/criteria.toml")
-    hint = did_you_mean(base, [*METRICS, *ALIASES])
-    known = f"{'K' if hint else '; k'}nown metrics: {', '.join([*METRICS, *ALIASES])}"
-    return LocalevalError(f"unknown metric {base!r}{hint}{' ' if hint else ''}{known} "
-                          "(`localeval metrics` lists what each needs and its options)")
+    names = [*METRICS, *ALIASES]
+    close = closest(base, names)
+    hint = f"; did you mean {' or '.join(close)}?" if close else ""
+    return LocalevalError(f"unknown metric {base!r}{hint} (`localeval metrics` lists all {len(names)} names, what "
+                          "each needs and its options)")
+
+
+def closest(given: str, names: Sequence[str], most: int = 4) -> list[str]:
+    """The few names ``given`` is likeliest to mean: close in spelling, or containing it (``bleu``: bleu_score).
+
+    >>> closest("faithfullness", ["faithfulness", "context_recall"])
+    ['faithfulness']
+    >>> closest("bleu", ["bleu_score", "chrf_score"])
+    ['bleu_score']
+    """
+    spelled = difflib.get_close_matches(given, list(names), n=most, cutoff=0.6)
+    within = [n for n in names if len(given) >= 3 and given.lower() in n] if not spelled else []
+    return list(dict.fromkeys([*spelled, *within]))[:most]
 
 
 def parse_metric_items(text: str) -> list[MetricSpec]:
