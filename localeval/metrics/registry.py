@@ -240,8 +240,40 @@ def parse_metrics(items: str | Sequence[str] | None) -> list[MetricSpec]:
 
 
 def base_name(metric: str) -> str:
-    """A run's column name without its options: ``factual_correctness(mode=precision)`` -> ``factual_correctness``."""
-    return metric.split("(", 1)[0]
+    """A metric's name without its options, written either way: ``factual_correctness(mode=precision)`` or
+    ``factual_correctness:mode=precision`` -> ``factual_correctness``."""
+    return metric.split("(", 1)[0].split(":", 1)[0]
+
+
+def spelling(column: str) -> str:
+    """A run's column as ``--metrics`` writes it, a word a shell takes as it is (Ragas' column names hold
+    parentheses, which a shell does not).
+
+    >>> spelling("factual_correctness(mode=precision,beta=0.5)")
+    'factual_correctness:mode=precision:beta=0.5'
+    >>> spelling("faithfulness")
+    'faithfulness'
+    """
+    base, paren, inside = column.partition("(")
+    if not paren or not inside.endswith(")"):
+        return column
+    return ":".join([base, *inside[:-1].split(",")])
+
+
+def column_of(name: str, columns: Sequence[str]) -> str | None:
+    """The column of ``columns`` (a run's) that a metric name means: the column itself, or the metric as
+    ``--metrics`` writes it (``factual_correctness:mode=precision``, options in any order, an alias); None when
+    none is."""
+    if name in columns:
+        return name
+    spelled = {spelling(c): c for c in columns}
+    if name.strip() in spelled:
+        return spelled[name.strip()]
+    try:
+        column = parse_metric(name).name
+    except LocalevalError:
+        return None
+    return column if column in columns else None
 
 
 # The names a run's columns start with: the metrics, and the aliases that parse_metric keeps as a column name.

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import difflib
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from localeval.errors import LocalevalError
-from localeval.metrics.registry import base_name, definition_of
+from localeval.metrics.registry import base_name, column_of, definition_of, spelling
 from localeval.report.comparable import comparison_warnings
 from localeval.report.compare import MIN_PAIRS, TOO_FEW, WORSE, compare_metric, format_ci, no_shared_ids
 from localeval.report.runs import Run, RunLike, as_run
@@ -55,15 +55,21 @@ class GateResult:
 def _absent(metric: str, run: Run, which: str = "the run") -> str:
     """The failure of a rule on a metric ``run`` did not compute; GateRuleError when the name is the problem: no
     metric localeval knows, or the run's column of that metric is written otherwise (with its options)."""
-    names = run.metric_names
+    names = [spelling(n) for n in run.metric_names]
     has = f"it has: {', '.join(names) or 'no metric'}"
     same = [n for n in names if base_name(n) == base_name(metric)]
     if definition_of(metric) is not None and not same:
         return f"{metric}: not in {which} ({has})"
     similar = same or difflib.get_close_matches(metric, names, 2)
     hint = f"did you mean {' or '.join(similar)}?" if similar else has
-    raise GateRuleError(f"gate: {metric!r} is not a metric of {which}; {hint} (name each metric as the run's "
-                        "summary does)")
+    raise GateRuleError(f"gate: {metric!r} is not a metric of {which}; {hint} (name each metric as "
+                        "evaluate --metrics does)")
+
+
+def _columns(names: Iterable[str], *runs: Run) -> dict[str, str]:
+    """Each name a rule gives -> the run's column it means (a name no run has is kept, for ``_absent``)."""
+    return {name: next((c for r in runs if (c := column_of(name, r.metric_names)) is not None), name)
+            for name in names}
 
 
 def _share(value: float) -> str:
@@ -83,12 +89,12 @@ def _floors(run: Run, floors: Mapping[str, float], failures: list[str], checks: 
             continue
         s = run.metric_summary(metric)
         if s.mean is None:
-            failures.append(f"{metric}: no valid score ({s.nan_count} of {s.n} NaN), so it cannot "
+            failures.append(f"{spelling(metric)}: no valid score ({s.nan_count} of {s.n} NaN), so it cannot "
                             f"meet the floor {floor:.2f}")
         elif s.mean < floor:
-            failures.append(f"{metric}: mean {s.mean:.2f} is under the floor {floor:.2f}")
+            failures.append(f"{spelling(metric)}: mean {s.mean:.2f} is under the floor {floor:.2f}")
         else:
-            checks.append(f"{metric}: mean {s.mean:.2f} meets the floor {floor:.2f}")
+            checks.append(f"{spelling(metric)}: mean {s.mean:.2f} meets the floor {floor:.2f}")
 
 
 def _ceilings(run: Run, max_nan: float | Mapping[str, float], failures: list[str],
@@ -102,10 +108,10 @@ def _ceilings(run: Run, max_nan: float | Mapping[str, float], failures: list[str
         s = run.metric_summary(metric)
         if s.nan_share > ceiling:
             reasons = ", ".join(f"{r} {c}" for r, c in s.nan_reasons.items())
-            failures.append(f"{metric}: NaN share {_share(s.nan_share)} ({s.nan_count}/{s.n}: {reasons}) "
+            failures.append(f"{spelling(metric)}: NaN share {_share(s.nan_share)} ({s.nan_count}/{s.n}: {reasons}) "
                             f"is over the ceiling {_share(ceiling)}")
         else:
-            checks.append(f"{metric}: NaN share {_share(s.nan_share)} is within {_share(ceiling)}")
+            checks.append(f"{spelling(metric)}: NaN share {_share(s.nan_share)} is within {_share(ceiling)}")
 
 
 def _regressions(run: Run, baseline: Run, metrics: Sequence[str], failures: list[str],
@@ -123,16 +129,16 @@ def _regressions(run: Run, baseline: Run, metrics: Sequence[str], failures: list
             continue
         m = compare_metric(baseline, run, metric, resamples=resamples, seed=seed)
         if m.paired == 0:
-            failures.append(f"{metric}: no sample has a valid score in both the run and the baseline "
+            failures.append(f"{spelling(metric)}: no sample has a valid score in both the run and the baseline "
                             f"({m.missing} missing on one side, {m.nan} NaN), so no comparison")
             continue
         detail = (f"{m.mean_a:.3f} -> {m.mean_b:.3f} (difference {m.diff:+.3f}, 95% CI "
                   f"{format_ci(m.ci)}, {m.paired} pairs, {m.excluded} left out)")
         if m.verdict == WORSE:
-            failures.append(f"{metric}: detectably worse than the baseline: {detail}")
+            failures.append(f"{spelling(metric)}: detectably worse than the baseline: {detail}")
         else:
             why = f"{TOO_FEW}: a verdict needs {MIN_PAIRS}" if m.verdict == TOO_FEW else m.verdict
-            checks.append(f"{metric}: not detectably worse than the baseline ({why}): {detail}")
+            checks.append(f"{spelling(metric)}: not detectably worse than the baseline ({why}): {detail}")
 
 
 def gate(
@@ -148,7 +154,8 @@ def gate(
     """Check a run against its rules; a metric a rule names but the run lacks is a failure, a name that is no
     metric (or not as the run writes it) a GateRuleError, as is a rule that cannot be checked.
 
-    ``min``: metric -> floor for its mean on valid samples. ``max_nan``: one ceiling for every metric
+    A metric is named as ``--metrics`` writes it (``factual_correctness:mode=precision``) or as the run's column
+    (``factual_correctness(mode=precision)``). ``min``: metric -> floor for its mean on valid samples. ``max_nan``: one ceiling for every metric
     of the run, or metric -> ceiling. ``no_worse``: metrics that must not be detectably worse than
     in ``baseline`` (paired by sample id; worse when the 95% bootstrap interval excludes 0); the result's
     ``warnings`` then say where the two runs' judges, settings or batch invariance differ.
@@ -164,12 +171,17 @@ def gate(
     failures: list[str] = []
     checks: list[str] = []
     warnings: list[str] = []
-    _floors(current, min or {}, failures, checks)
+    floors = _columns(min or {}, current)
+    _floors(current, {floors[name]: floor for name, floor in (min or {}).items()}, failures, checks)
+    if isinstance(max_nan, Mapping):
+        ceilings = _columns(max_nan, current)
+        max_nan = {ceilings[name]: ceiling for name, ceiling in max_nan.items()}
     if max_nan is not None:
         _ceilings(current, max_nan, failures, checks)
     if no_worse:
         assert baseline is not None
         base = as_run(baseline)
-        _regressions(current, base, no_worse, failures, checks, resamples, seed)
+        metrics = _columns(no_worse, current, base)
+        _regressions(current, base, [metrics[name] for name in no_worse], failures, checks, resamples, seed)
         warnings = comparison_warnings(base, current, ("the baseline", "the run"))
     return GateResult(failures, checks, warnings)

@@ -5,7 +5,15 @@ from __future__ import annotations
 import pytest
 
 from localeval.errors import LocalevalError
-from localeval.metrics.registry import ALIASES, METRICS, option_words, parse_metric, parse_metrics
+from localeval.metrics.registry import (
+    ALIASES,
+    METRICS,
+    column_of,
+    option_words,
+    parse_metric,
+    parse_metrics,
+    spelling,
+)
 
 
 def _message(text: str) -> str:
@@ -74,3 +82,17 @@ def test_options_in_words() -> None:
     assert option_words(METRICS["factual_correctness"], "mode") == "mode: f1 | precision | recall (default f1)"
     assert option_words(METRICS["answer_relevancy"], "strictness") == "strictness: 1 or more (default 3)"
 
+
+
+def test_one_spelling_names_every_column_with_options() -> None:
+    """Each metric with options: the column's --metrics spelling parses back to that column, and names it."""
+    for name, definition in METRICS.items():
+        for key, choices in definition.choices.items():
+            column = parse_metric(f"{name}:{key}={choices[-1]}").name
+            written = spelling(column)
+            assert "(" not in written and parse_metric(written).name == column
+            assert column_of(written, ["faithfulness", column]) == column
+    assert column_of("factual_correctness:beta=0.5:mode=recall", ["factual_correctness(mode=recall,beta=0.5)"]) == (
+        "factual_correctness(mode=recall,beta=0.5)")
+    assert column_of("polite:scale=3", ["polite(scale=3)"]) == "polite(scale=3)"  # a criterion's column
+    assert column_of("faithfulness", ["context_recall"]) is None

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+import shlex
+
 import pytest
 
 from localeval.errors import LocalevalError
@@ -62,9 +65,29 @@ def test_a_metric_the_run_lacks_is_a_failure(runs, make_run) -> None:
 
 def test_a_metric_named_otherwise_than_the_run_names_it_is_a_rule_error(make_run) -> None:
     options = make_run("opts", {"factual_correctness(mode=precision)": [0.9, 0.9]})
-    with pytest.raises(GateRuleError, match=r"did you mean factual_correctness\(mode=precision\)\?"):
+    with pytest.raises(GateRuleError, match=r"did you mean factual_correctness:mode=precision\?"):
         gate(options, min={"factual_correctness": 0.5})
     assert gate(options, min={"factual_correctness(mode=precision)": 0.5}).passed
+
+
+def test_a_metric_is_named_as_evaluate_metrics_names_it(make_run, cli, capsys) -> None:
+    """One spelling: --metrics factual_correctness:mode=precision, and the same words in every gate rule."""
+    run = make_run("opts", {"factual_correctness(mode=precision,beta=0.5)": [0.9, 0.9], "ndcg(k=2)": [1.0, 1.0]})
+    assert gate(run, min={"factual_correctness:mode=precision:beta=0.5": 0.5, "ndcg:k=2": 0.9},
+                max_nan={"factual_correctness:beta=0.5:mode=precision": 0.0}).passed  # options in any order
+    assert cli(["gate", str(run), "--min", "factual_correctness:mode=precision:beta=0.5=0.5",
+                "--max-nan", "ndcg:k=2=0"]) == 0
+    assert cli(["gate", str(run), "--min", "factual_correctness:mode=precision:beta=0.5=0.95"]) == 1
+    assert capsys.readouterr().err.startswith("factual_correctness:mode=precision:beta=0.5: mean 0.90 is under")
+
+
+def test_a_suggestion_is_a_word_a_shell_takes_as_it_is(make_run, cli, capsys) -> None:
+    run = make_run("opts", {"factual_correctness(mode=precision)": [0.9, 0.9]})
+    assert cli(["gate", str(run), "--min", "factual_correctness=0.5"]) == 2
+    err = capsys.readouterr().err
+    [suggested] = re.findall(r"did you mean (\S+)\?", err)
+    assert shlex.split(suggested) == [suggested] and not set(suggested) & set("()[]{}<>|&;$`'\"\\*? ")
+    assert cli(["gate", str(run), "--min", f"{suggested}=0.5"]) == 0
 
 
 def test_all_nan_metric_cannot_meet_a_floor(make_run) -> None:
@@ -145,7 +168,7 @@ def test_gate_guesses_a_misspelled_metric_of_the_run(make_run) -> None:
     with pytest.raises(GateRuleError) as raised:
         gate(run, min={"faithfullness": 0.5})
     assert str(raised.value) == ("gate: 'faithfullness' is not a metric of the run; did you mean faithfulness? "
-                                 "(name each metric as the run's summary does)")
+                                 "(name each metric as evaluate --metrics does)")
     with pytest.raises(GateRuleError, match=r"'bogus' is not a metric of the run; it has: faithfulness, "
                                             r"context_recall"):
         gate(run, max_nan={"bogus": 0.1})
