@@ -17,6 +17,7 @@ class Problem:
     ``row`` and ``field`` are ``None`` for problems of the whole file. ``line`` is the line of the file,
     given where it differs from the row (a CSV header, blank lines in JSON lines). ``column`` is the
     name the data gives the field (an old Ragas name such as ``answer`` for ``response``), where known.
+    ``record_id`` is the id the record gives itself, where it has one, so a row can be found by either.
     """
 
     row: int | None
@@ -24,12 +25,15 @@ class Problem:
     message: str
     line: int | None = None
     column: str | None = None
+    record_id: str | None = None
 
     def where(self) -> str:
         """Row, line, column and field, as the message names them (empty for the whole data)."""
         parts = []
         if self.row is not None:
-            parts.append(f"row {self.row}" + (f" (line {self.line})" if self.line is not None else ""))
+            notes = ([f"line {self.line}"] if self.line is not None else []) + (
+                [f"id {self.record_id!r}"] if self.record_id is not None else [])
+            parts.append(f"row {self.row}" + (f" ({', '.join(notes)})" if notes else ""))
         elif self.line is not None:
             parts.append(f"line {self.line}")
         if self.column is not None:

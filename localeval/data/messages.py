@@ -4,6 +4,8 @@ A conversation is what Ragas' ``MultiTurnSample`` holds in ``user_input``: a lis
 ``{"type": "human" | "ai" | "tool", "content": TEXT}``, an AI message with ``"tool_calls": [{"name": NAME,
 "args": {...}}]``. Reading one checks every message and names the first problem of each (``read_conversation``);
 ``conversation_record`` writes it back in the same shape, so a run folder's samples load like the user's file.
+Messages in OpenAI's chat shape (``role`` and ``content``) are read as the Ragas messages they are
+(``openai_messages``).
 Reference tool calls and a sample's rubrics (level name -> description) are read here too.
 """
 
@@ -14,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from localeval.data.openai_messages import as_call, as_ragas, is_instruction, is_openai, type_hint
 from localeval.errors import describe
 
 MessageType = Literal["human", "ai", "tool"]
@@ -89,6 +92,8 @@ def read_conversation(value: Sequence[Any], report: Report, nulls_absent: bool =
     """
     messages: list[Message] = []
     for i, item in enumerate(value, 1):
+        if isinstance(item, Mapping) and is_instruction(item):
+            continue  # a system message: no turn of the conversation (openai_messages)
         message = _read_message(i, item, report, nulls_absent)
         if message is None:
             return None
@@ -164,9 +169,15 @@ def _read_message(i: int, item: object, report: Report, nulls_absent: bool) -> M
     if not isinstance(item, Mapping):
         report(f"{where}: expected an object with 'type' and 'content', got {describe(item)}")
         return None
+    if is_openai(item):
+        converted = as_ragas(item, where, report)
+        if converted is None:
+            return None
+        item = converted
     kind = item.get("type")
     if kind not in KINDS:
-        report(f"{where}: 'type' must be one of human, ai, tool, got {describe(kind)}")
+        shape = "" if "type" in item else " (or OpenAI's 'role': user, assistant, tool)"
+        report(f"{where}: 'type' must be one of human, ai, tool{shape}, got {describe(kind)}{type_hint(kind)}")
         return None
     content = item.get("content")
     calls = None
@@ -196,6 +207,11 @@ def _read_call(where: str, item: object, report: Report, nulls_absent: bool) -> 
     if not isinstance(item, Mapping):
         report(f"{where}: expected an object with 'name' and 'args', got {describe(item)}")
         return None
+    if "function" in item and "name" not in item:  # OpenAI's shape
+        converted = as_call(item, where, report)
+        if converted is None:
+            return None
+        item = converted
     name, args = item.get("name"), item.get("args", {})
     if args is None and nulls_absent:
         args = {}  # a call without arguments, stored as a column of objects

@@ -126,12 +126,15 @@ def _field_of(column: str) -> str:
 def _to_sample(raw: Raw, record: Mapping[Any, Any], problems: list[Problem]) -> _Converted:
     """A record's sample (``None`` after reporting problems), its id and its fields as read."""
     count = len(problems)
-    id_given = _plain(record.get("id" if "id" in record else "sample_id")) is not None
+    given = _plain(record.get("id" if "id" in record else "sample_id"))
+    id_given = given is not None
+    own_id = str(given) if isinstance(given, str | int) and not isinstance(given, bool) else None
+    own_id = own_id if own_id and own_id != str(raw.row) else None  # named beside the row where it tells more
     reported: set[str] = set()
 
     def report(column: str, message: str) -> None:
         reported.add(_field_of(column))
-        problems.append(Problem(raw.row, _field_of(column), message, raw.line, column))
+        problems.append(Problem(raw.row, _field_of(column), message, raw.line, column, own_id))
 
     fields: dict[str, Any] = {}
     origin: dict[str, str] = {}  # sample field -> the column it was read from

@@ -172,3 +172,63 @@ def test_columnar_formats_fill_absent_arguments_with_null_and_those_are_left_out
     (kept,) = samples_from_records([{"user_input": [HUMAN], "reference_tool_calls": [{"name": "c", "args": {
         "z": None}}]}])
     assert kept.reference_tool_calls == (ToolCall("c", {"z": None}),)  # JSON's null is the user's value
+
+
+OPENAI = [
+    {"role": "system", "content": "You book tables."},
+    {"role": "user", "content": "Book a table for two."},
+    {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "call_1", "type": "function", "function": {"name": "book_table", "arguments": "{\"people\": 2}"}}]},
+    {"role": "tool", "tool_call_id": "call_1", "content": "Booked."},
+    {"role": "assistant", "content": [{"type": "text", "text": "Your table is booked."}]},
+]
+
+
+def test_openai_shaped_messages_load_as_the_ragas_messages_they_are() -> None:
+    (openai,) = samples_from_records([{"id": "c1", "user_input": OPENAI}])
+    ragas = [HUMAN, AI_CALLS, TOOL, {"type": "ai", "content": "Your table is booked."}]
+    (same,) = samples_from_records([{"id": "c1", "user_input": ragas}])
+    assert openai == same  # the system message is left out: Ragas' conversations have none
+    assert openai.conversation is not None and [m.type for m in openai.conversation] == ["human", "ai", "tool", "ai"]
+    assert tool_calls_made(openai.conversation) == [ToolCall("book_table", {"people": 2})]
+
+
+def test_a_tool_call_in_openai_s_shape_inside_a_ragas_message_loads() -> None:
+    call = {"id": "c", "type": "function", "function": {"name": "book_table", "arguments": "{\"people\": 2}"}}
+    (sample,) = samples_from_records([{"user_input": [HUMAN, {"type": "ai", "content": "", "tool_calls": [call]},
+                                                      TOOL]}])
+    assert sample.conversation is not None and sample.conversation[1].tool_calls == (ToolCall("book_table",
+                                                                                              {"people": 2}),)
+
+
+def test_an_openai_role_written_as_type_gets_a_did_you_mean(tmp_path: Path) -> None:
+    problem = _problem([{"id": "conv-a", "user_input": [{"type": "user", "content": "Hi."}]}], tmp_path)
+    assert "message 1: 'type' must be one of human, ai, tool, got str 'user'; did you mean 'type': 'human'?" in (
+        problem.message)
+    assert "OpenAI's shape, {\"role\": \"user\", \"content\": ...}" in problem.message
+    assistant = _problem([{"user_input": [HUMAN, {"type": "assistant", "content": "Hi."}]}], tmp_path)
+    assert "did you mean 'type': 'ai'?" in assistant.message
+
+
+@pytest.mark.parametrize(("message", "words"), [
+    ({"role": "robot", "content": "x"}, "message 2: 'role' must be one of user, assistant, tool, function, system, "
+                                         "developer (OpenAI's shape), or write the message in Ragas' shape"),
+    ({"role": "assistant", "content": None, "tool_calls": [
+        {"type": "function", "function": {"name": "book_table", "arguments": "{people: 2}"}}]},
+     "message 2: tool call 1 (book_table): 'arguments' is not valid JSON"),
+    ({"role": "user", "content": [{"type": "image_url", "image_url": {"url": "x"}}]},
+     "message 2 (user): content part 1 is str 'image_url'; only text parts"),
+    ({"role": "user"}, "message 2 (user): no text ('content' is missing)"),
+    ({"content": "x"}, "message 2: 'type' must be one of human, ai, tool (or OpenAI's 'role': user, assistant, "
+                       "tool), got NoneType None"),
+])
+def test_openai_shaped_problems_name_the_message(tmp_path: Path, message: dict, words: str) -> None:
+    problem = _problem([{"user_input": [HUMAN, message]}], tmp_path)
+    assert (problem.row, problem.field) == (1, "user_input") and words in problem.message, problem.message
+
+
+def test_a_conversation_problem_names_the_record_s_own_id_beside_its_row(tmp_path: Path) -> None:
+    rows = [{"id": "conv-a", "user_input": [HUMAN]}, {"id": "conv-b", "user_input": [HUMAN, TOOL]}]
+    problem = _problem(rows, tmp_path)
+    assert (problem.row, problem.record_id) == (2, "conv-b")
+    assert str(problem).startswith("row 2 (id 'conv-b'), column 'user_input': message 2 is a tool's output")

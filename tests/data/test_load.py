@@ -70,7 +70,7 @@ def test_jsonl_skips_blank_lines_and_names_the_line(tmp_path):
     path.write_text("\n" + json.dumps(ROWS[0]) + "\n\n" + json.dumps({"id": "b", "response": 7}) + "\n")
     problem = only(problems_of(path))
     assert (problem.row, problem.field, problem.line) == (2, "response", 4)
-    assert str(problem) == "row 2 (line 4), column 'response': expected text, got int 7"
+    assert str(problem) == "row 2 (line 4, id 'b'), column 'response': expected text, got int 7"
 
 
 def test_json_list_and_json_lines_in_a_json_file(tmp_path):
