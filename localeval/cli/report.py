@@ -80,6 +80,9 @@ def add_report_commands(app: typer.Typer) -> None:
         run_b: Annotated[str, typer.Argument(metavar="RUN_B", help="the run folder of the change")],
         html: Annotated[str | None, typer.Option("--html", help="also write the comparison as an HTML page")] = None,
         json_out: Annotated[str | None, typer.Option("--json", help="also write the comparison as JSON")] = None,
+        moved: Annotated[int, typer.Option(
+            "--moved", min=0, help="samples shown per metric whose score changed most, with both scores and the "
+                                   "judge's reasons (0: none)")] = 5,
         resamples: Resamples = 2000,
         seed: Seed = 0,
         level: Level = 0.95,
@@ -88,7 +91,7 @@ def add_report_commands(app: typer.Typer) -> None:
         from localeval.report.html import write_comparison_html
         from localeval.store.run_folder import write_atomic
 
-        c = compare_runs(run_a, run_b, resamples=resamples, seed=seed, level=level)
+        c = compare_runs(run_a, run_b, resamples=resamples, seed=seed, level=level, moved=moved)
         print(format_comparison(c))
         if html:
             print(f"wrote {write_comparison_html(c, html)}")

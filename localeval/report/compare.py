@@ -15,6 +15,7 @@ from typing import Any
 from localeval.errors import LocalevalError
 from localeval.report.aggregate import bootstrap_mean_ci
 from localeval.report.comparable import comparison_warnings
+from localeval.report.moved import MOVED, MovedSample, format_moved, moved_samples
 from localeval.report.runs import Run, RunLike, as_run, higher_is_better
 
 BETTER, WORSE, SAME, TOO_FEW = "B better", "B worse", "no detectable change", "too few pairs"
@@ -56,6 +57,7 @@ class Comparison:
     seed: int
     warnings: list[str] = field(default_factory=list)
     min_pairs: int = MIN_PAIRS
+    moved: dict[str, list[MovedSample]] = field(default_factory=dict)  # per metric, the samples that moved most
 
     def get(self, metric: str) -> MetricComparison | None:
         return next((m for m in self.metrics if m.metric == metric), None)
@@ -124,8 +126,9 @@ def compare_metric(run_a: Run, run_b: Run, metric: str, *, resamples: int = 2000
 
 
 def compare_runs(run_a: RunLike, run_b: RunLike, *, resamples: int = 2000, seed: int = 0,
-                 level: float = 0.95) -> Comparison:
-    """Per metric present in both runs: means on the paired samples, B - A with a bootstrap CI."""
+                 level: float = 0.95, moved: int = MOVED) -> Comparison:
+    """Per metric present in both runs: means on the paired samples, B - A with a bootstrap CI, and the ``moved``
+    samples whose score changed most."""
     a, b = as_run(run_a), as_run(run_b)
     check_unique_ids(a)
     check_unique_ids(b)
@@ -136,7 +139,8 @@ def compare_runs(run_a: RunLike, run_b: RunLike, *, resamples: int = 2000, seed:
     metrics = [compare_metric(a, b, m, resamples=resamples, seed=seed, level=level)
                for m in names_a if m in names_b]
     return Comparison(a.label, b.label, metrics, [m for m in names_a if m not in names_b],
-                      [m for m in names_b if m not in names_a], level, resamples, seed, comparison_warnings(a, b))
+                      [m for m in names_b if m not in names_a], level, resamples, seed, comparison_warnings(a, b),
+                      moved={m.metric: moved_samples(a, b, m.metric, moved) for m in metrics})
 
 
 def _num(value: float | None, sign: bool = False) -> str:
@@ -187,6 +191,8 @@ def format_comparison(c: Comparison) -> str:
     for side, names in (("A", c.only_a), ("B", c.only_b)):
         if names:
             out.append(f"only in {side}: {', '.join(names)}")
+    if any(c.moved.values()):
+        out += ["", format_moved(c.moved)]
     if c.warnings:
         out += ["", "Warnings (the runs may differ by more than the change):", *(f"  - {w}" for w in c.warnings)]
     return "\n".join(out)

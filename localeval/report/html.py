@@ -16,6 +16,7 @@ from localeval.report.conversation_view import CSS as CONVERSATION_CSS
 from localeval.report.diagnosis import DIGITS, HIGH, LOW, NOISE_HIGH, NOISE_LOW, RULES, diagnose, unchecked_rules
 from localeval.report.invariance import invariance_html
 from localeval.report.judge_note import toy_judge_html
+from localeval.report.moved import moved_html
 from localeval.report.runs import Run, RunLike, Score, as_run, higher_is_better, read_texts
 from localeval.report.sample_view import ids_view, sample_texts, trace_kind
 from localeval.report.strata import strata
@@ -276,7 +277,7 @@ def render_comparison(c: Comparison) -> str:
             "<h2>Paired differences</h2>", table(rows[0], rows[1:], {1, 2, 3, 5}),
             f"<p class=muted>Means on the samples valid in both runs; paired bootstrap ({c.resamples} "
             f"resamples, seed {c.seed}). {escape(verdict_rule(c))}</p>",
-            only, "<h2>B - A with intervals</h2>", plot]
+            only, "<h2>B - A with intervals</h2>", plot, moved_html(c.moved)]
     return page("localeval comparison", body)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -158,3 +159,54 @@ def test_too_few_pairs_for_a_verdict_say_so_and_name_the_minimum(make_run, cli, 
     nine = compare_runs(make_run("a9", {"faithfulness": [0.1] * 9}), make_run("b9", {"faithfulness": [0.9] * 9}))
     ten = compare_runs(make_run("a10", {"faithfulness": [0.1] * 10}), make_run("b10", {"faithfulness": [0.9] * 10}))
     assert nine.metrics[0].verdict == TOO_FEW and ten.metrics[0].verdict == BETTER
+
+
+def _faith(value: float, statement: str, reason: str) -> dict:
+    return {"value": value, "trace": {"statements": [statement], "verdicts": [int(value)], "reasons": [reason]}}
+
+
+def test_the_samples_that_moved_most_come_with_both_scores_and_the_judge_s_reasons() -> None:
+    ids = [f"q{i}" for i in range(12)]
+    a = run_from_rows([{"id": i, "metrics": {"faithfulness": _faith(1.0, f"S{i}.", "the context says so")}}
+                       for i in ids])
+    moved_b = {"q3": 0.0, "q7": 0.5, "q1": 0.5}
+    b = run_from_rows([{"id": i, "metrics": {"faithfulness": _faith(moved_b.get(i, 1.0), f"S{i}.",
+                                                                     "nothing supports it" if i in moved_b
+                                                                     else "the context says so")}}
+                       for i in ids])
+    c = compare_runs(a, b, moved=2)
+    top = c.moved["faithfulness"]
+    assert [(m.id, m.a, m.b, m.change) for m in top] == [("q3", 1.0, 0.0, -1.0), ("q1", 1.0, 0.5, -0.5)]
+    assert top[0].reasons_a == ["Sq3.: 1 (the context says so)"]
+    assert top[0].reasons_b == ["Sq3.: 0 (nothing supports it)"]
+    text = format_comparison(c)
+    assert "Samples that moved most" in text
+    assert "q3: 1.000 -> 0.000 (-1.000)" in text and "A: Sq3.: 1 (the context says so)" in text
+    assert "B: Sq3.: 0 (nothing supports it)" in text and "q7" not in text  # two shown
+    data = json.loads(json.dumps(comparison_to_dict(c)))
+    assert data["moved"]["faithfulness"][0] == {
+        "metric": "faithfulness", "id": "q3", "a": 1.0, "b": 0.0, "change": -1.0,
+        "reasons_a": ["Sq3.: 1 (the context says so)"], "reasons_b": ["Sq3.: 0 (nothing supports it)"]}
+    assert compare_runs(a, a).moved == {"faithfulness": []}
+    assert "moved most" not in format_comparison(compare_runs(a, a))
+
+
+def test_compare_shows_the_moved_samples_in_text_json_and_html(tmp_path, cli, capsys) -> None:
+    import localeval
+    from localeval.engine.scripted import ScriptedEngine, rule_script
+
+    demo = Path(__file__).parents[2] / "examples" / "rag_demo.jsonl"
+    rows = [json.loads(line) for line in demo.read_text(encoding="utf-8").splitlines()]
+    changed = [{**r, "response": "I do not know."} if r["id"] == "q3" else r for r in rows]
+    for name, data in (("a", rows), ("b", changed)):
+        localeval.evaluate(data, metrics="faithfulness", judge=ScriptedEngine(rule_script), out=tmp_path / name,
+                           progress=False, report=False)
+    assert cli(["compare", str(tmp_path / "a"), str(tmp_path / "b"), "--json", str(tmp_path / "c.json"),
+                "--html", str(tmp_path / "c.html")]) == 0
+    out = capsys.readouterr().out
+    assert "q3: 1.000 -> 0.000 (-1.000)" in out and "B: I do not know.: 0" in out
+    assert json.loads((tmp_path / "c.json").read_text())["moved"]["faithfulness"][0]["id"] == "q3"
+    html = (tmp_path / "c.html").read_text()
+    assert "Samples that moved most" in html and "<td>q3</td>" in html and "judge's reasons in B" in html
+    assert cli(["compare", str(tmp_path / "a"), str(tmp_path / "b"), "--moved", "0"]) == 0
+    assert "moved most" not in capsys.readouterr().out
