@@ -72,7 +72,7 @@ class Context(typer.Context):
     formatter_class = Formatter
 
 
-class UnknownOption(_click_errors.NoSuchOption):  # type: ignore[misc]
+class UnknownOption(_click_errors.NoSuchOption):
     """click's unknown-option error, its suggestions in the order given (click sorts them by name)."""
 
     def format_message(self) -> str:
@@ -130,7 +130,7 @@ class HelpCommand(TyperCommand):
                          "the first): give it once")
             return opts, rest, order
 
-        parser.parse_args = checked
+        parser.parse_args = checked  # type: ignore[method-assign]
         return parser
 
 

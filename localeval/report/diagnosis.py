@@ -7,12 +7,12 @@ means meet its condition, or on a subgroup when its condition holds on the score
 
 Thresholds: a score is high at ``HIGH`` (0.7) or more and low under ``LOW`` (0.5); between the two
 nothing fires. A rule compares each mean and score as it is printed, rounded to ``DIGITS`` (2) decimals, so
-0.49999999995 (Ragas' 1e-10 epsilon on a 0.5) is 0.50 on both counts and not low. Noise sensitivity is a share of wrong statements, where 0 is ideal: high at
-``NOISE_HIGH`` (0.25) or more, low under ``NOISE_LOW`` (0.1). "Retrieval" is the best of the
-retrieval metrics computed (context precision and recall, Precision@K, context entity recall, Ragas'
-context relevance, the id-based metrics), so retrieval is low only when all of them are. The
-single-rating metrics (response groundedness, answer accuracy) and answer correctness have a rule of
-their own, ``grounded_but_wrong``, the counterpart of ``wrong_documents``.
+0.49999999995 (Ragas' 1e-10 epsilon on a 0.5) is 0.50 on both counts and not low. Noise sensitivity is a
+share of wrong statements, where 0 is ideal: high at ``NOISE_HIGH`` (0.25) or more, low under ``NOISE_LOW``
+(0.1). "Retrieval" is the best of the retrieval metrics computed (context precision and recall, Precision@K,
+context entity recall, Ragas' context relevance, the id-based metrics), so retrieval is low only when all of
+them are. The single-rating metrics (response groundedness, answer accuracy) and answer correctness have a
+rule of their own, ``grounded_but_wrong``, the counterpart of ``wrong_documents``.
 
 The agent rules read the agent metrics (tool calls, goal accuracy, topic adherence) with the same
 thresholds. A family of rules (RAG or agent) counts for a run only when the run computed one of its

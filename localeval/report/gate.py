@@ -155,10 +155,10 @@ def gate(
     metric (or not as the run writes it) a GateRuleError, as is a rule that cannot be checked.
 
     A metric is named as ``--metrics`` writes it (``factual_correctness:mode=precision``) or as the run's column
-    (``factual_correctness(mode=precision)``). ``min``: metric -> floor for its mean on valid samples. ``max_nan``: one ceiling for every metric
-    of the run, or metric -> ceiling. ``no_worse``: metrics that must not be detectably worse than
-    in ``baseline`` (paired by sample id; worse when the 95% bootstrap interval excludes 0); the result's
-    ``warnings`` then say where the two runs' judges, settings or batch invariance differ.
+    (``factual_correctness(mode=precision)``). ``min``: metric -> floor for its mean on valid samples.
+    ``max_nan``: one ceiling for every metric of the run, or metric -> ceiling. ``no_worse``: metrics that must
+    not be detectably worse than in ``baseline`` (paired by sample id; worse when the 95% bootstrap interval
+    excludes 0); the result's ``warnings`` then say where the two runs' judges, settings or batch invariance differ.
     """
     if isinstance(no_worse, str):
         no_worse = [no_worse]

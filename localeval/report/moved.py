@@ -42,8 +42,9 @@ def reasons_of(trace: Mapping[str, Any]) -> list[str]:
     out: list[str] = []
     reasons = trace.get("reasons")
     if isinstance(reasons, list):
-        items = next((trace[k] for k in ITEMS if isinstance(trace.get(k), list)), [])
-        verdicts = trace.get("verdicts") if isinstance(trace.get("verdicts"), list) else []
+        items: list[Any] = next((trace[k] for k in ITEMS if isinstance(trace.get(k), list)), [])
+        found = trace.get("verdicts")
+        verdicts: list[Any] = found if isinstance(found, list) else []
         for i, reason in enumerate(reasons):
             what = str(items[i]) if i < len(items) else f"#{i + 1}"
             verdict = f": {verdicts[i]}" if i < len(verdicts) and not isinstance(verdicts[i], Mapping) else ""
@@ -51,10 +52,10 @@ def reasons_of(trace: Mapping[str, Any]) -> list[str]:
     elif isinstance(trace.get("reason"), str):
         out.append(trace["reason"])
     else:  # verdicts without reasons (--no-reasons, or a prompt that asks none): what was judged, and how
-        for key, items in trace.items():
-            verdicts = trace.get(key[: -len("claims")] + "verdicts") if key.endswith("claims") else None
-            if isinstance(items, list) and isinstance(verdicts, list):
-                out += [f"{item}: {verdict}" for item, verdict in zip(items, verdicts, strict=False)]
+        for key, claims in trace.items():
+            judged = trace.get(key[: -len("claims")] + "verdicts") if key.endswith("claims") else None
+            if isinstance(claims, list) and isinstance(judged, list):
+                out += [f"{claim}: {verdict}" for claim, verdict in zip(claims, judged, strict=False)]
     for value in trace.values():
         if isinstance(value, Mapping):
             out += reasons_of(value)
