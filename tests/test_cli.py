@@ -113,15 +113,21 @@ def test_argparse_forms_are_read() -> None:
         "--no-worse", "a", "--no-worse", "b", "-v"]
 
 
-def test_an_interrupt_exits_130_with_how_to_resume(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
-                                                   capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.fixture
+def interrupted(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """evaluate is interrupted (Ctrl-C) as it starts, in a fresh current folder (returned)."""
     import localeval.api
 
-    def interrupted(*args: object, **kwargs: object) -> None:
+    def stop(*args: object, **kwargs: object) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(localeval.api, "evaluate_run", interrupted)
+    monkeypatch.setattr(localeval.api, "evaluate_run", stop)
     monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def test_an_interrupt_exits_130_with_how_to_resume(interrupted: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path = interrupted
     (tmp_path / "x").mkdir()
     (tmp_path / "x" / "judge.sqlite").write_bytes(b"")
     assert main(["evaluate", "data.jsonl", "--out", "x", "--no-progress"]) == 130
@@ -131,16 +137,9 @@ def test_an_interrupt_exits_130_with_how_to_resume(monkeypatch: pytest.MonkeyPat
         "  localeval evaluate data.jsonl --out x --no-progress"]
 
 
-def test_an_interrupt_before_the_cache_exists_names_no_cache(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+def test_an_interrupt_before_the_cache_exists_names_no_cache(interrupted: Path,
                                                            capsys: pytest.CaptureFixture[str]) -> None:
     """Ctrl-C while the model loads: no run folder, no cache, and the message says nothing is kept."""
-    import localeval.api
-
-    def interrupted(*args: object, **kwargs: object) -> None:
-        raise KeyboardInterrupt
-
-    monkeypatch.setattr(localeval.api, "evaluate_run", interrupted)
-    monkeypatch.chdir(tmp_path)
     assert main(["evaluate", "data.jsonl", "--out", "runs/x", "--no-progress"]) == 130
     err = capsys.readouterr().err
     assert "judge.sqlite" not in err and "kept in" not in err
@@ -148,7 +147,7 @@ def test_an_interrupt_before_the_cache_exists_names_no_cache(monkeypatch: pytest
         "localeval: interrupted before the judge's first answer was kept, so there is nothing to resume; to start "
         "over, run the same command again:",
         "  localeval evaluate data.jsonl --out runs/x --no-progress"]
-    assert not (tmp_path / "runs").exists()
+    assert not (interrupted / "runs").exists()
 
 
 def test_a_repeated_metrics_option_adds_up(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -78,14 +78,17 @@ def _short(text: str) -> str:
     return text if len(text) <= SHOWN_CHARS else text[: SHOWN_CHARS - 3] + "..."
 
 
+def _listed(moved: Mapping[str, Sequence[MovedSample]]) -> list[tuple[str, Sequence[MovedSample]]]:
+    """The metrics that have moved samples, with them."""
+    return [(metric, samples) for metric, samples in moved.items() if samples]
+
+
 def format_moved(moved: Mapping[str, Sequence[MovedSample]]) -> str:
-    """Plain text: per metric, each moved sample's id, A -> B, and the reasons of A and of B."""
-    if not any(moved.values()):
+    """Plain text: per metric, each moved sample's id, A -> B, and the reasons of A and of B; "" when none."""
+    if not _listed(moved):
         return ""
     out = ["Samples that moved most (A -> B, B - A; the judge's reasons in A, then in B):"]
-    for metric, samples in moved.items():
-        if not samples:
-            continue
+    for metric, samples in _listed(moved):
         out.append(f"  {metric}")
         for m in samples:
             out.append(f"    {m.id}: {m.a:.3f} -> {m.b:.3f} ({m.change:+.3f})")
@@ -96,12 +99,10 @@ def format_moved(moved: Mapping[str, Sequence[MovedSample]]) -> str:
 
 def moved_html(moved: Mapping[str, Sequence[MovedSample]]) -> str:
     """The moved samples as a table per metric, the reasons of A and B in columns side by side; "" when none."""
-    if not any(moved.values()):
+    if not _listed(moved):
         return ""
     parts = ["<h2>Samples that moved most</h2>"]
-    for metric, samples in moved.items():
-        if not samples:
-            continue
+    for metric, samples in _listed(moved):
         rows = "".join(
             f"<tr><td>{escape(m.id)}</td><td class=num>{m.a:.3f}</td><td class=num>{m.b:.3f}</td>"
             f"<td class=num>{m.change:+.3f}</td><td>{'<br>'.join(map(escape, m.reasons_a))}</td>"
