@@ -16,6 +16,7 @@ from localeval.metrics.registry import parse_metrics
 from localeval.model_folders import resolve_model
 from localeval.prompts.base import Settings
 from localeval.result import EvaluationResult
+from localeval.run_record import probe_cache
 from localeval.silence import quiet, stderr_is_terminal
 from localeval.store.out_path import check_out_path
 
@@ -104,6 +105,7 @@ def evaluate_run(
     size = config.chunk_samples(judge)
     source = open_source(samples, specs, config.on_missing == "error", size, config.chunk_size is not None)
     check_out_path(out)  # a file, or a place this user cannot write, stops the run before a model loads
+    probe_cache(cache, out)  # so does a damaged judge cache
     if out is not None and not replace:
         check_out(Path(out), source, specs)
     started = time.time()

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from localeval.config import RunConfig
 from localeval.data import Sample, as_samples
 from localeval.data.stream import sample_chunks, scan_samples
+from localeval.errors import LocalevalError
 from localeval.metrics.definition import MetricSpec, needs
 from localeval.metrics.registry import base_name
 from localeval.progress import ChunkProgress
@@ -47,6 +48,7 @@ class Source:
     size: int  # samples a chunk holds
     rows: list[Sample] | None = None
     path: Path | None = None
+    stamp: tuple[int, int] | None = None  # the file's size and modification time when it was checked
 
     @property
     def chunk_count(self) -> int:
@@ -55,7 +57,14 @@ class Source:
     def chunks(self, skip: int = 0) -> Iterator[tuple[int, list[Sample]]]:
         """(index, samples) of every chunk from ``skip`` on."""
         if self.path is not None:
-            yield from sample_chunks(self.path, self.size, skip=skip)
+            for index, rows in sample_chunks(self.path, self.size, skip=skip):
+                if _stamp(self.path) != self.stamp:  # a chunk of another file than the one checked: no result
+                    raise LocalevalError(
+                        f"{self.path} changed while this run read it, chunk by chunk; the run stopped, before "
+                        f"scoring chunk {index + 1} of {self.chunk_count}. Leave the file as it is while a run reads "
+                        "it (a copy to change is safe), then rerun the same command with --replace: it starts over on "
+                        "the file as it is then, and the judge cache keeps every answer that still applies")
+                yield index, rows
             return
         assert self.rows is not None
         for index in range(skip, self.chunk_count):
@@ -72,6 +81,10 @@ class Source:
                 "last_id": self.rows[-1].id if self.rows else None}
 
 
+def _stamp(path: Path) -> tuple[int, int]:
+    return _bytes(path), path.stat().st_mtime_ns
+
+
 def _bytes(path: Path) -> int:
     return sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) if path.is_dir() else path.stat().st_size
 
@@ -85,7 +98,9 @@ def open_source(data: Any, specs: Sequence[MetricSpec], checked: bool, size: int
     if isinstance(data, str | Path):
         file = Path(data).expanduser()
         if file.exists() and (explicit or _bytes(file) > EAGER_BYTES):
-            return Source(scan_samples(file, size, *(needs(specs) if checked else (None, None))), size, path=file)
+            stamp = _stamp(file)
+            count = scan_samples(file, size, *(needs(specs) if checked else (None, None)))
+            return Source(count, size, path=file, stamp=stamp)
     rows = as_samples(data, *needs(specs)) if checked else as_samples(data)
     return Source(len(rows), size, rows=rows)
 

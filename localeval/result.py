@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from localeval.data import Sample
+from localeval.errors import writing
 from localeval.metrics.definition import MetricSpec
 from localeval.nan import Nan
 from localeval.report.aggregate import MetricSummary, format_table, soft_scores, summarize
@@ -28,6 +29,7 @@ from localeval.scheduler import RunOutput, Usage, total_usage
 from localeval.steps import Outcome
 from localeval.store.chunks import CHUNKS
 from localeval.store.run_folder import (
+    RERUN,
     SAMPLES,
     SCORES,
     iter_jsonl,
@@ -268,9 +270,10 @@ class EvaluationResult:
         """Write samples.jsonl, scores.jsonl and summary.json into ``folder`` (a run folder's own result
         rewrites only its summary)."""
         out = Path(folder)
-        out.mkdir(parents=True, exist_ok=True)
-        if self.source.write(out):
-            (out / CHUNKS).unlink(missing_ok=True)  # a chunk log there describes other files' offsets
+        with writing(out, "The judge cache is intact", RERUN):
+            out.mkdir(parents=True, exist_ok=True)
+            if self.source.write(out):
+                (out / CHUNKS).unlink(missing_ok=True)  # a chunk log there describes other files' offsets
         write_summary(out, self.summary_dict())
         return out
 

@@ -43,10 +43,24 @@ def invariance_record(engine: Any) -> dict[str, Any]:
     return asdict(invariance_of(engine))
 
 
-def open_cache(cache: str | Path | bool, out: str | Path | None) -> JudgeCache:
-    """The run's judge cache: the run folder's (True), none (False), or a file shared between runs."""
+def cache_file(cache: str | Path | bool, out: str | Path | None) -> Path | None:
+    """The run's judge cache file: the run folder's (True), none (False), or a file shared between runs."""
     if cache is False:
-        return JudgeCache.disabled()
+        return None
     if cache is True:
-        return JudgeCache(Path(out) / CACHE) if out is not None else JudgeCache.disabled()
-    return JudgeCache(Path(cache))
+        return Path(out) / CACHE if out is not None else None
+    return Path(cache)
+
+
+def open_cache(cache: str | Path | bool, out: str | Path | None) -> JudgeCache:
+    """The run's judge cache (``cache_file``), opened."""
+    path = cache_file(cache, out)
+    return JudgeCache(path) if path is not None else JudgeCache.disabled()
+
+
+def probe_cache(cache: str | Path | bool, out: str | Path | None) -> None:
+    """Open and close the run's cache where the file is there already: a damaged one, or a newer localeval's,
+    stops the run before any model loads (``store.cache_errors``)."""
+    path = cache_file(cache, out)
+    if path is not None and path.exists():
+        JudgeCache(path).close()

@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from localeval.cli.agree import add_agree_commands
+from localeval.cli.cache import add_cache_commands
 from localeval.cli.help import HELP_OPTIONS, HelpGroup
 from localeval.cli.report import add_report_commands
 from localeval.cli.run import add_run_commands
@@ -45,6 +46,7 @@ def build_app() -> typer.Typer:
     add_report_commands(app)
     add_agree_commands(app)
     add_testset_commands(app)
+    add_cache_commands(app)
     add_metrics_command(app)
     return app
 

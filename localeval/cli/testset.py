@@ -67,6 +67,7 @@ def add_testset_commands(app: typer.Typer) -> None:
         = MIN_CHARS,
     ) -> int:
         from localeval import api
+        from localeval.store.run_folder import write_atomic
         from localeval.testset import NOTE, generate_testset
         from localeval.testset.generate import plan_targets
 
@@ -87,8 +88,7 @@ def add_testset_commands(app: typer.Typer) -> None:
         print(f"\nwrote {len(result.rows)} rows to {out}")
         if result.rejected_rows:
             rejected = Path(out).with_name(Path(out).stem + ".rejected.jsonl")
-            rejected.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in result.rejected_rows),
-                                encoding="utf-8")
+            write_atomic(rejected, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in result.rejected_rows))
             print(f"wrote the {len(result.rejected_rows)} rejected rows, with reasons, to {rejected}")
         if graph_out:
             print(f"knowledge graph: {graph_out}")

@@ -193,6 +193,8 @@ def _load_toml(path: Path) -> list[Criterion]:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as error:
         raise LocalevalError(f"{path}: not valid TOML: {error}") from None
+    except UnicodeDecodeError as error:
+        raise LocalevalError(f"{path}: not UTF-8 text (byte {error.start}); save it as UTF-8 TOML") from None
     return [criterion_from_table(f"{path}, criterion {name!r}", name, table) for name, table in data.items()]
 
 

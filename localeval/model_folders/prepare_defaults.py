@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import localeval.model_folders.weight_packages as weight_packages
-from localeval.errors import LocalevalError
+from localeval.errors import LocalevalError, writing
 from localeval.model_folders.location import models_dir
 from localeval.model_folders.offline import set_offline
 from localeval.model_folders.weight_packages import DEFAULT_EMBEDDER, DEFAULT_JUDGE
@@ -55,10 +55,13 @@ def prepare(dest: Path | str | None = None) -> list[str]:
                 "remove it, or use it by path, then run prepare again."
             )
     weight_packages.check_installed([builds[name][1] for name in pending], convert=DEFAULT_JUDGE in pending)
-    dest.mkdir(parents=True, exist_ok=True)
     lines: list[str] = []
-    for name, (build, _) in builds.items():
-        lines.extend(_prepare_one(dest / name, build))
+    # a full disk, or a folder this user cannot write: one line, and nothing half-built left (_prepare_one)
+    with writing(dest, "Nothing half-built is left there",
+                 "run `localeval models prepare` again (or give --dest a folder on another disk)"):
+        dest.mkdir(parents=True, exist_ok=True)
+        for name, (build, _) in builds.items():
+            lines.extend(_prepare_one(dest / name, build))
     return lines
 
 

@@ -22,6 +22,7 @@ from localeval.scheduler.answers import answer_dict, cut_off, storable
 from localeval.scheduler.requests import Pending
 from localeval.scheduler.usage import Usage, charge_generation
 from localeval.store.cache import JudgeCache
+from localeval.store.cache_errors import CacheError
 
 RETRY_FACTOR = 2  # a truncated answer is asked once more with at least this many times the token budget
 # Answers are committed ``commit_every`` at a time, but no more often than every COMMIT_SECONDS unless
@@ -155,7 +156,7 @@ class Generation:
         self.calls += 1
         try:
             return self.engine.generate(requests, on_result=on_result)
-        except JudgeDied:
+        except (JudgeDied, CacheError):  # a cache that cannot be written (from on_result) is no bad ask
             raise
         except Exception as error:
             if len(requests) == 1:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -14,12 +15,19 @@ from typing import Any, Self
 
 import numpy as np
 
+from localeval.store.cache_errors import CacheError, damaged_message, guarded
+
 # sqlite's default limit on bound variables is 999 in old builds; stay well under it.
 _CHUNK = 500
 # SQLite's page cache (its default is 2 MiB): a bulk run's millions of random keys touch many pages.
 _PAGE_CACHE_KIB = 64 * 1024
 # Another process writing the same file makes ours wait rather than fail.
 _BUSY_TIMEOUT_S = 30.0
+
+# The file's layout, in sqlite's user_version: a file with a higher number is a newer localeval's, and refused;
+# 0 is a new file, or one from a localeval before the number, whose tables are these.
+FORMAT = 1
+_COLUMNS = {"answers": ["key", "answer", "created_at"], "embeddings": ["key", "dim", "vector", "created_at"]}
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS answers (
@@ -46,6 +54,29 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
+def _prepare(conn: sqlite3.Connection, path: Path) -> None:
+    """Check the file's format (refusing a newer localeval's and any other program's), then set it up: WAL, the
+    page cache, the tables, the format number."""
+    version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+    if version > FORMAT:
+        raise CacheError(f"the judge cache {path} was written by a newer localeval (cache format {version}; this "
+                         f"localeval reads format {FORMAT} and older): run that localeval, or give this run another "
+                         "--cache file or --out folder")
+    mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+    if str(mode).lower() != "wal":
+        raise sqlite3.OperationalError(f"could not switch {path} to WAL mode (got {mode!r})")
+    conn.execute("PRAGMA synchronous=NORMAL")
+    conn.execute(f"PRAGMA cache_size=-{_PAGE_CACHE_KIB}")
+    conn.executescript(_SCHEMA)
+    for table, columns in _COLUMNS.items():
+        found = [row[1] for row in conn.execute(f"PRAGMA table_info({table})")]
+        if found != columns:
+            raise CacheError(f"{path} is not a localeval judge cache (its table {table} has the columns "
+                             f"{', '.join(found)}, not {', '.join(columns)}): give --cache another file")
+    if version < FORMAT:  # a new file, or one from before the format was numbered (the same tables)
+        conn.execute(f"PRAGMA user_version={FORMAT}")
+
+
 class JudgeCache:
     """Judge answers (JSON objects) and embeddings (float64 vectors) keyed by a hash of the request.
 
@@ -56,18 +87,21 @@ class JudgeCache:
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path: Path | None = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        # isolation_level=None: no implicit transactions; puts open their own with BEGIN IMMEDIATE.
-        conn = sqlite3.connect(self.path, timeout=_BUSY_TIMEOUT_S, isolation_level=None)
+        new = not self.path.exists()
+        conn: sqlite3.Connection | None = None
         try:
-            mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
-            if str(mode).lower() != "wal":
-                raise sqlite3.OperationalError(f"could not switch {self.path} to WAL mode (got {mode!r})")
-            conn.execute("PRAGMA synchronous=NORMAL")
-            conn.execute(f"PRAGMA cache_size=-{_PAGE_CACHE_KIB}")
-            conn.executescript(_SCHEMA)
+            with guarded(self.path, creating=new):
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                # isolation_level=None: no implicit transactions; puts open their own with BEGIN IMMEDIATE.
+                conn = sqlite3.connect(self.path, timeout=_BUSY_TIMEOUT_S, isolation_level=None)
+                _prepare(conn, self.path)
         except BaseException:
-            conn.close()
+            if conn is not None:
+                conn.close()
+            if new:  # a file this failed start made holds nothing: no empty cache is left behind
+                for leftover in (self.path, *(self.path.with_name(self.path.name + s) for s in ("-wal", "-shm"))):
+                    with contextlib.suppress(OSError):
+                        leftover.unlink()
             raise
         self._conn: sqlite3.Connection | None = conn
         self._closed = False
@@ -101,7 +135,11 @@ class JudgeCache:
 
     def get_answers(self, keys: Sequence[str]) -> dict[str, dict[str, Any]]:
         """The stored answers for those keys that are in the cache (misses are absent)."""
-        return {key: json.loads(answer) for key, answer in self._select("answers", "answer", keys)}
+        try:
+            return {key: json.loads(answer) for key, answer in self._select("answers", "answer", keys)}
+        except ValueError as error:
+            assert self.path is not None
+            raise CacheError(damaged_message(self.path, f"an answer is not JSON: {error}")) from None
 
     def put_answers(self, items: Sequence[tuple[str, dict[str, Any]]]) -> None:
         """Store answers in one transaction; keys already present keep their first answer."""
@@ -140,10 +178,11 @@ class JudgeCache:
     def stats(self) -> dict[str, int]:
         """Row counts per table."""
         conn = self._connection()
-        if conn is None:
+        if conn is None or self.path is None:
             return {"answers": 0, "embeddings": 0}
-        answers = conn.execute("SELECT COUNT(*) FROM answers").fetchone()[0]
-        embeddings = conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0]
+        with guarded(self.path):
+            answers = conn.execute("SELECT COUNT(*) FROM answers").fetchone()[0]
+            embeddings = conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0]
         return {"answers": int(answers), "embeddings": int(embeddings)}
 
     def close(self) -> None:
@@ -170,11 +209,12 @@ class JudgeCache:
     def _select(self, table: str, columns: str, keys: Sequence[str]) -> Iterator[tuple[Any, ...]]:
         """Rows (key, *columns) of ``table`` for those keys it holds, read in chunks; none without a cache."""
         conn = self._connection()
-        if conn is None:
+        if conn is None or self.path is None:
             return
-        for chunk in _chunks(keys):
-            marks = ",".join("?" * len(chunk))
-            yield from conn.execute(f"SELECT key, {columns} FROM {table} WHERE key IN ({marks})", chunk)
+        with guarded(self.path):
+            for chunk in _chunks(keys):
+                marks = ",".join("?" * len(chunk))
+                yield from conn.execute(f"SELECT key, {columns} FROM {table} WHERE key IN ({marks})", chunk)
 
     def _connection(self) -> sqlite3.Connection | None:
         """The open connection, None when disabled; raises once closed (a silent no-op would lose writes)."""
@@ -184,12 +224,14 @@ class JudgeCache:
 
     def _write(self, sql: str, rows: Sequence[tuple[object, ...]]) -> None:
         conn = self._connection()
-        assert conn is not None
-        # IMMEDIATE takes the write lock up front, so a busy peer makes us wait instead of failing later.
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            conn.executemany(sql, rows)
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        conn.execute("COMMIT")
+        assert conn is not None and self.path is not None
+        with guarded(self.path):
+            # IMMEDIATE takes the write lock up front, so a busy peer makes us wait instead of failing later.
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                conn.executemany(sql, rows)
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from localeval.errors import LocalevalError
+from localeval.errors import LocalevalError, write_failed, writing
 from localeval.nan import Nan
 from localeval.steps import Outcome
 from localeval.store.run_folder import SAMPLES, SCORES, iter_jsonl
@@ -29,7 +29,8 @@ class ChunkLog:
 
     def __init__(self, folder: str | Path, plan: Mapping[str, Any]) -> None:
         self.folder = Path(folder)
-        self.folder.mkdir(parents=True, exist_ok=True)
+        with writing(self.folder, "The judge cache is intact", "rerun the same command"):
+            self.folder.mkdir(parents=True, exist_ok=True)
         self.path = self.folder / CHUNKS
         self.plan = json.loads(json.dumps(dict(plan)))  # as it reads back
         self.finished: list[dict[str, Any]] = self._resume()
@@ -60,7 +61,10 @@ class ChunkLog:
                 for name in (SCORES, SAMPLES):  # written again from the first chunk, which creates them
                     (self.folder / name).unlink(missing_ok=True)
                 self.path.write_text(json.dumps({"plan": self.plan}) + "\n", encoding="utf-8")
-        except (OSError, KeyError, ValueError) as error:
+        except OSError as error:
+            raise write_failed(self.path, error, "The judge cache and the finished chunks are intact",
+                               "rerun the same command to go on from the first unfinished chunk") from error
+        except (KeyError, ValueError) as error:
             raise LocalevalError(f"{self.path}: cannot resume the chunked run ({error}); "
                                  f"delete {self.path} to start it over (the judge cache is kept)") from None
         return records
@@ -98,10 +102,8 @@ def _append(path: Path, text: str) -> int:
             os.fsync(handle.fileno())
             return handle.tell()
     except OSError as error:
-        raise LocalevalError(
-            f"could not write {path}: {error.strerror or error}. The judge cache and the finished chunks are "
-            "intact; free some space and rerun the same command to go on from the first unfinished chunk."
-        ) from error
+        raise write_failed(path, error, "The judge cache and the finished chunks are intact",
+                           "rerun the same command to go on from the first unfinished chunk") from error
 
 
 class ScoresOnDisk:

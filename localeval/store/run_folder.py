@@ -9,7 +9,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from localeval.errors import LocalevalError
+from localeval.errors import LocalevalError, write_failed, writing
 
 SAMPLES = "samples.jsonl"
 SCORES = "scores.jsonl"
@@ -32,18 +32,19 @@ def _clean(value: Any) -> Any:
     return value
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Write a file whole or not at all (a full disk leaves the old file, and says so)."""
+KEPT = "The judge cache is intact"
+RERUN = "rerun the same command to write the results without new judge calls"
+
+
+def write_atomic(path: Path, text: str, kept: str = KEPT, then: str = RERUN) -> None:
+    """Write a file whole or not at all (a full disk leaves the old file, and says so: ``errors.write_failed``)."""
     tmp = path.with_name(path.name + ".tmp")
     try:
         tmp.write_text(text, encoding="utf-8")
         os.replace(tmp, path)
     except OSError as error:
         tmp.unlink(missing_ok=True)
-        raise LocalevalError(
-            f"could not write {path}: {error.strerror or error}. The judge cache is intact; "
-            "free some space and rerun the same command to write the results without new judge calls."
-        ) from error
+        raise write_failed(path, error, kept, then) from error
 
 
 def write_scores(folder: Path, rows: Iterable[dict[str, Any]]) -> Path:
@@ -140,7 +141,6 @@ class RunLock:
         self._file: Any = None
 
     def __enter__(self) -> RunLock:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         while (handle := self._locked()) is None:
             pass
         handle.seek(0)
@@ -154,7 +154,9 @@ class RunLock:
         """The lock file, open and locked; None when it was removed meanwhile (try again)."""
         import fcntl
 
-        handle = self.path.open("a+")
+        with writing(self.path, "Nothing of the run was written yet", "rerun the same command"):
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            handle = self.path.open("a+")
         try:
             fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

@@ -14,9 +14,11 @@ from typing import Any, Literal
 
 import numpy as np
 
+from localeval.errors import writing
 from localeval.nan import Nan
 from localeval.scheduler import Scheduler, Usage
 from localeval.steps import Ask, Embed, Yielded
+from localeval.store.run_folder import KEPT, RERUN, write_atomic
 from localeval.testset.answer_shapes import join_sentences
 from localeval.testset.documents import Chunk
 from localeval.testset.prompts import EXTRACT, ExtractInput, ExtractOutput
@@ -141,10 +143,9 @@ class KnowledgeGraph:
 
     def save(self, path: str | Path) -> Path:
         out = Path(path)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = out.with_name(out.name + ".tmp")
-        tmp.write_text(json.dumps(self.to_dict(), ensure_ascii=False, indent=1), encoding="utf-8")
-        tmp.replace(out)  # a crash never leaves half a graph behind
+        with writing(out.parent, KEPT, RERUN):
+            out.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(out, json.dumps(self.to_dict(), ensure_ascii=False, indent=1))  # never half a graph
         return out
 
     @classmethod

@@ -8,7 +8,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from localeval.errors import writing
 from localeval.scheduler import Usage
+from localeval.store.run_folder import KEPT, RERUN, write_atomic
 from localeval.testset.graph import KnowledgeGraph
 
 NOTE = ("These rows have no response or retrieved_contexts: run your RAG system on each user_input and add "
@@ -59,8 +61,9 @@ class TestsetResult:
     def write(self, path: str | Path) -> Path:
         """The rows as JSON lines (what ``localeval.data.load_samples`` reads)."""
         out = Path(path)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in self.rows), encoding="utf-8")
+        with writing(out.parent, KEPT, RERUN):
+            out.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(out, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in self.rows))
         return out
 
     def summary(self) -> str:
