@@ -14,12 +14,9 @@ import torch
 
 from localeval.engine.transformers.flat import ATTENTION, flat_step, register_attention
 from localeval.engine.transformers.invariant import (
-    BLOCK_ROWS,
     TILE_KEYS,
     attend,
-    block_linear_layers,
-    blocked_linear,
-    check_kernels,
+    check_attention,
     key_width,
     pack_queries,
     unpack_queries,
@@ -28,6 +25,7 @@ from localeval.engine.transformers.invariant import (
 from localeval.engine.transformers.kv_cache import PrefixCache
 from localeval.engine.transformers.loading import LoadedModel
 from localeval.engine.transformers.rooms import SlotKV
+from localeval.engine.transformers.row_blocks import BLOCK_ROWS, RowPlan, block_linear_layers, blocked_linear, plan_rows
 
 DTYPES = [torch.bfloat16, torch.float32]
 
@@ -40,27 +38,58 @@ def threads(request: pytest.FixtureRequest) -> Iterator[int]:
     torch.set_num_threads(before)
 
 
+# (inputs, outputs, bias): projections of judges from 135M to 3B parameters (SmolLM2's 576, Qwen2.5's 896, 1536
+# and 2048 with their MLP widths; Qwen2's query/key/value projections carry a bias)
+LINEAR_SHAPES = [(576, 1536, False), (1536, 576, False), (896, 128, True), (1536, 1536, True), (1536, 256, True),
+                 (1536, 8960, False), (8960, 1536, False), (2048, 2048, False), (2048, 256, True)]
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize(("inputs", "outputs"), [(576, 1536), (1536, 576), (576, 4096)])
+@pytest.mark.parametrize(("inputs", "outputs", "bias"), LINEAR_SHAPES)
 def test_a_linear_rows_bits_are_the_same_in_every_batch_size(dtype: torch.dtype, inputs: int, outputs: int,
-                                                             threads: int) -> None:
+                                                             bias: bool, threads: int) -> None:
     gen = torch.Generator().manual_seed(inputs + outputs)
     weight = (torch.randn(outputs, inputs, generator=gen) * 0.05).to(dtype)
+    offset = (torch.randn(outputs, generator=gen) * 0.05).to(dtype) if bias else None
+    plan = plan_rows(weight, offset)
+    assert plan.failure is None and plan.sizes[-1] == BLOCK_ROWS
     rows = torch.randn(3 * BLOCK_ROWS + 5, inputs, generator=gen).to(dtype)
-    alone = torch.cat([blocked_linear(rows[i : i + 1], weight, None) for i in range(rows.shape[0])])
-    for count in range(2, rows.shape[0] + 1):
-        assert torch.equal(blocked_linear(rows[:count], weight, None), alone[:count]), count
-    shifted = blocked_linear(rows[7:], weight, None)  # every row at another place in its block
+    alone = torch.cat([blocked_linear(rows[i : i + 1], weight, offset, plan) for i in range(rows.shape[0])])
+    for count in [*range(2, BLOCK_ROWS + 2), 2 * BLOCK_ROWS + 3, rows.shape[0]]:
+        assert torch.equal(blocked_linear(rows[:count], weight, offset, plan), alone[:count]), count
+    shifted = blocked_linear(rows[7:], weight, offset, plan)  # every row at another place in its block
     assert torch.equal(shifted, alone[7:])
-    assert torch.equal(blocked_linear(rows[None, :40], weight, None)[0], alone[:40])  # (batch, T, features)
+    assert torch.equal(blocked_linear(rows[None, :40], weight, offset, plan)[0], alone[:40])  # (batch, T, features)
+
+
+def test_a_plan_pads_a_block_to_the_smallest_size_that_agrees_with_a_full_block() -> None:
+    plan = RowPlan((2, 3, 4, 8, BLOCK_ROWS))
+    assert [plan.padded(c) for c in (1, 2, 4, 5, 8, 9, BLOCK_ROWS)] == [2, 2, 4, 8, 8, BLOCK_ROWS, BLOCK_ROWS]
+    weight, x = torch.randn(6, 5), torch.randn(37, 5)
+    assert torch.allclose(blocked_linear(x, weight, None, plan), x @ weight.T, atol=1e-5)
+
+
+def test_a_measurement_that_finds_a_row_depending_on_its_place_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    import torch.nn.functional
+
+    real = torch.nn.functional.linear
+
+    def leaky(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None) -> torch.Tensor:
+        out = real(x, weight, bias)
+        return out + x.sum() * 1e-3  # every row feels the others: no layout can be invariant
+
+    monkeypatch.setattr(torch.nn.functional, "linear", leaky)
+    plan = plan_rows(torch.randn(8, 16), None)
+    assert plan.failure is not None and "(8, 16) linear layer" in plan.failure
 
 
 def test_linear_layers_of_a_model_are_swapped_in_place() -> None:
     model = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.ReLU(), torch.nn.Linear(3, 2))
     x = torch.randn(70, 4)
     before = model(x)
-    assert block_linear_layers(model) == 2
+    assert block_linear_layers(model) == (2, None)
     assert torch.allclose(model(x), before) and type(model[0]).__name__ == "BlockedLinear"
+    assert model[0].row_plan.sizes[-1] == BLOCK_ROWS
 
 
 def _attention(queries: torch.Tensor, keys: torch.Tensor, values: torch.Tensor, past: list[int],
@@ -113,20 +142,32 @@ def test_a_querys_bits_are_the_same_at_every_width_a_row_can_be_given(threads: i
     assert checked > 2500
 
 
-@pytest.mark.parametrize("dtype", DTYPES)
-def test_the_kernel_check_passes_on_this_machine(dtype: torch.dtype) -> None:
-    assert check_kernels((torch.randn(96, 64) * 0.1).to(dtype)) is None
+@pytest.mark.parametrize(("kv_heads", "group", "dim"), [(3, 3, 64), (2, 7, 64), (2, 6, 128), (8, 4, 64), (4, 4, 128)])
+def test_the_attention_check_passes_on_this_machine(kv_heads: int, group: int, dim: int) -> None:
+    assert check_attention(kv_heads, group, dim) is None
 
 
-def _tiny_model(dtype: torch.dtype) -> LoadedModel:
-    from transformers import LlamaConfig, LlamaForCausalLM
+# Random judges' shapes (hidden size, MLP width, heads, key/value heads, bias on query/key/value): a small Llama,
+# SmolLM2-135M's, Qwen2.5-0.5B's, Qwen2.5-1.5B's (with its biases) and a 2,048-wide Llama with eight key/value heads.
+MODEL_SHAPES = {"llama-384": (384, 768, 6, 2, False), "smollm2-576": (576, 1536, 9, 3, False),
+                "qwen2-896": (896, 4864, 14, 2, True), "qwen2-1536": (1536, 8960, 12, 2, True),
+                "llama-2048": (2048, 5632, 32, 8, False)}
 
+
+def _tiny_model(dtype: torch.dtype, shape: str = "llama-384", layers: int = 2) -> LoadedModel:
+    """A random judge of one of :data:`MODEL_SHAPES`' shapes with a 320-token vocabulary, flat attention and row
+    blocks measured on this machine (every measurement must hold)."""
+    from transformers import LlamaConfig, LlamaForCausalLM, Qwen2Config, Qwen2ForCausalLM
+
+    hidden, width, heads, kv_heads, bias = MODEL_SHAPES[shape]
     torch.manual_seed(0)
-    config = LlamaConfig(hidden_size=384, intermediate_size=768, num_hidden_layers=2, num_attention_heads=6,
-                         num_key_value_heads=2, vocab_size=320, max_position_embeddings=2048)
-    model = LlamaForCausalLM._from_config(config, attn_implementation=register_attention()).to(dtype).eval()
-    block_linear_layers(model)
+    kind, model_class = (Qwen2Config, Qwen2ForCausalLM) if bias else (LlamaConfig, LlamaForCausalLM)
+    config = kind(hidden_size=hidden, intermediate_size=width, num_hidden_layers=layers, num_attention_heads=heads,
+                  num_key_value_heads=kv_heads, vocab_size=320, max_position_embeddings=2048)
+    model = model_class._from_config(config, attn_implementation=register_attention()).to(dtype).eval()
+    assert block_linear_layers(model)[1] is None
     assert model.config._attn_implementation == ATTENTION
+    assert bias == (model.model.layers[0].self_attn.q_proj.bias is not None)
     return LoadedModel(model=model, tokenizer=None, device=torch.device("cpu"), dtype=str(dtype)[6:],
                        vocab_size=320, context_window=2048, stop_ids=[0], pad_token_id=0,
                        cache_kwarg="cache", plain_layers=True)
@@ -159,8 +200,9 @@ class _Slots:
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_a_rows_logits_are_the_same_bits_in_every_layout_of_the_decode_loop(dtype: torch.dtype) -> None:
-    loaded = _tiny_model(dtype)
+@pytest.mark.parametrize("shape", list(MODEL_SHAPES))
+def test_a_rows_logits_are_the_same_bits_in_every_layout_of_the_decode_loop(dtype: torch.dtype, shape: str) -> None:
+    loaded = _tiny_model(dtype, shape, layers=2 if shape == "llama-384" else 1)
     gen = torch.Generator().manual_seed(3)
     prompt = torch.randint(1, 320, (300,), generator=gen).tolist()
     others = [torch.randint(1, 320, (n,), generator=gen).tolist() for n in (180, 420, 40)]
@@ -169,12 +211,14 @@ def test_a_rows_logits_are_the_same_bits_in_every_layout_of_the_decode_loop(dtyp
     alone = _Slots(loaded, 4)
     reference = alone.step({0: prompt})[0]
     decoded = alone.step({0: [17, 18, 19]})[0]  # a last token and two drafts
+    single = alone.step({0: [21]})[0]  # one token alone: every product has one row
 
     crowded = _Slots(loaded, 4)  # the same prompt beside three others, in another slot
     out = crowded.step({0: others[0], 1: others[1], 2: prompt, 3: others[2]})
     assert torch.equal(out[2], reference)
     out = crowded.step({0: [5], 2: [17, 18, 19], 3: [6, 7]})
     assert torch.equal(out[2], decoded)
+    assert torch.equal(crowded.step({0: [8], 2: [21]})[2], single)
 
     split = _Slots(loaded, 2)  # the prompt's tail across two steps, beside a decoding row
     split.step({1: shared})

@@ -24,7 +24,7 @@ from localeval.engine.transformers.batching import plan_batches
 from localeval.engine.transformers.continuous import decode_continuous
 from localeval.engine.transformers.decode import Row, decode_batch
 from localeval.engine.transformers.drafts import MAX_DRAFT
-from localeval.engine.transformers.invariant import check_kernels
+from localeval.engine.transformers.invariant import check_attention
 from localeval.engine.transformers.kv_cache import PrefixCache
 from localeval.engine.transformers.loading import load_model
 from localeval.model_folders import model_fingerprint
@@ -101,15 +101,17 @@ class TransformersEngine:
 
     @functools.cached_property
     def fingerprint(self) -> str:
-        """Model files, dtype and kernels; the grammar backend and drafts are left out (same answers)."""
+        """Model files, dtype and kernels (``invariant`` only where :attr:`invariance` holds); the grammar
+        backend and drafts are left out (same answers)."""
         guard = ":stop-repeats" if self.stop_repeats else ""
-        kernels = ":invariant" if self.loaded.flat and self.loaded.plain_layers else ""
+        kernels = ":invariant" if self.invariance.batch_invariant else ""
         return f"transformers:{model_fingerprint(self.model_dir)}:{self.dtype}{kernels}{guard}"
 
     @functools.cached_property
     def invariance(self) -> Invariance:
-        """Batch-invariant where the model runs the flat steps on a CPU and this machine's kernels pass
-        ``invariant.check_kernels`` (checked once, on the model's own weights)."""
+        """Batch-invariant where the model runs the flat steps on a CPU, every linear layer's row blocks were
+        measured sound when it loaded (``row_blocks.plan_rows``) and attention passes
+        ``invariant.check_attention`` in the model's own shape (checked once)."""
         if not (self.loaded.flat and self.loaded.plain_layers):
             return Invariance(False, "this model decodes in padded fixed batches (its attention or cache layers "
                                      "are not plain), where an answer can change with what shares its batch")
@@ -117,12 +119,17 @@ class TransformersEngine:
             return Invariance(False, f"batch invariance is built and checked for CPUs; on {self.device.type} an "
                                      "answer can change with what shares its batch (share one --cache between "
                                      "runs you compare)")
-        failed = check_kernels(next(m.weight for m in self.model.modules() if hasattr(m, "in_features")))
+        config = self.model.config
+        heads = int(config.num_attention_heads)
+        kv_heads = int(getattr(config, "num_key_value_heads", None) or heads)
+        dim = int(getattr(config, "head_dim", None) or config.hidden_size // heads)
+        failed = self.loaded.linear_failure or check_attention(kv_heads, heads // kv_heads, dim)
         if failed is not None:
             return Invariance(False, f"this machine's kernels failed localeval's invariance check ({failed}); "
                                      "share one --cache between runs you compare")
-        return Invariance(True, f"transformers on the CPU in {self.dtype}: linear layers in row blocks and "
-                                "tiled attention, checked on this machine when the judge loaded")
+        return Invariance(True, f"transformers on the CPU in {self.dtype}: linear layers in row blocks "
+                                "measured for each weight shape and tiled attention, checked on this machine "
+                                "when the judge loaded")
 
     def _encode_uncached(self, messages: tuple[tuple[str, str], ...]) -> tuple[int, ...]:
         chat = [{"role": role, "content": content} for role, content in messages]

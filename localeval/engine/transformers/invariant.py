@@ -8,10 +8,8 @@ path; a longer reduction is split otherwise), so the same row in another batch c
 apart, and a greedy judge then picks another token now and then. Every reduction of the flat step is
 therefore computed in a shape that a row's own data decide:
 
-* **Linear layers** (:class:`BlockedLinear`): in float32 a product of fewer than :data:`FEW_ROWS` rows (a
-  step's token positions) is padded with zeros to a multiple of :data:`PAD_ROWS` (its kernels compute one to
-  three rows another way, and a few rows split unevenly between threads); in bfloat16 rows go through in
-  blocks of :data:`BLOCK_ROWS` (its kernels give a row the same bits in any block of up to that many).
+* **Linear layers** (``row_blocks.py``): every product has one of a few row counts, measured for each
+  weight shape on the machine the model loads on.
 * **Attention** (:func:`attend`, float32, PyTorch's fused attention kernel): a key/value head's query
   heads are packed and padded with zero queries to a multiple of :data:`TILE_QUERIES` (so every block of
   queries the kernel multiplies is a multiple of that many rows), and a row's width is rounded up by
@@ -24,22 +22,19 @@ therefore computed in a shape that a row's own data decide:
   between threads by blocks, each product runs on one).
 
 ``tests/engine/test_invariant.py`` checks these properties bit for bit, and the engine checks them again on
-the machine it loads on (:func:`check_kernels`) before it says its answers are batch-invariant: the
+the machine it loads on (:func:`check_attention`, in the model's own attention shape, and
+``row_blocks.plan_rows``) before it says its answers are batch-invariant: the
 kernels' code paths depend on the CPU, the library build and PyTorch's version.
 """
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import torch
 
-BLOCK_ROWS = 32  # bfloat16: token positions per linear-layer product
-FEW_ROWS = 13  # float32: a linear-layer product of fewer rows than this is padded ...
-PAD_ROWS = 4  # ... to a multiple of this many
 TILE_QUERIES = 4  # packed queries per key/value head come in multiples of this
 TILE_KEYS = 512  # the attention kernel's key block (PyTorch's CPU kernel)
 KEY_STEP = 16  # a row's width is a multiple of this ...
@@ -116,76 +111,26 @@ def attend(queries: torch.Tensor, keys: torch.Tensor, values: torch.Tensor, visi
                                         attn_mask=visible[:, None], scale=scale)
 
 
-def blocked_linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
-    """``x @ weight.T + bias`` with the rows (every dimension but the last), in float32, padded with zeros to
-    a multiple of :data:`PAD_ROWS` when fewer than :data:`FEW_ROWS`; in other dtypes in blocks of
-    :data:`BLOCK_ROWS`."""
-    import torch
-    from torch.nn.functional import linear, pad
-
-    rows = x.reshape(-1, x.shape[-1])
-    count = rows.shape[0]
-    if x.dtype == torch.float32:
-        extra = round_up(count, PAD_ROWS) - count if count < FEW_ROWS else 0
-        if not extra:
-            return linear(x, weight, bias)
-        return linear(pad(rows, (0, 0, 0, extra)), weight, bias)[:count].reshape(*x.shape[:-1], weight.shape[0])
-    if count <= BLOCK_ROWS:
-        return linear(x, weight, bias)
-    blocks = [linear(rows[start : start + BLOCK_ROWS], weight, bias) for start in range(0, count, BLOCK_ROWS)]
-    return torch.cat(blocks).reshape(*x.shape[:-1], weight.shape[0])
-
-
-@functools.cache
-def _blocked_linear_class() -> type:
-    import torch
-
-    class BlockedLinear(torch.nn.Linear):
-        """A linear layer whose product runs in row blocks (:func:`blocked_linear`)."""
-
-        def forward(self, x: torch.Tensor) -> torch.Tensor:
-            return blocked_linear(x, self.weight, self.bias)
-
-    return BlockedLinear
-
-
-def block_linear_layers(model: Any) -> int:
-    """Make every plain linear layer of ``model`` compute in row blocks, in place; how many were changed."""
-    import torch
-
-    blocked = _blocked_linear_class()
-    changed = 0
-    for module in model.modules():
-        if type(module) is torch.nn.Linear:
-            module.__class__ = blocked
-            changed += 1
-    return changed
-
-
-def check_kernels(weight: torch.Tensor, seed: int = 0) -> str | None:
-    """Check on this machine, with one of the model's own weight matrices, that :func:`blocked_linear` gives
-    a row the same bits in a product of any number of rows from 1 to :data:`BLOCK_ROWS` + 1 and past it, and that
-    :func:`attend` gives a query the same bits alone, beside others and over a wider row; None when both
-    hold, else what failed. (The kernels' code paths depend on the CPU and the library build.)"""
+def check_attention(kv_heads: int, group: int, dim: int, seed: int = 0) -> str | None:
+    """Check on this machine, in the model's own attention shape (``kv_heads`` key/value heads, each shared
+    by ``group`` query heads of ``dim`` features), that :func:`attend` gives a query the same bits alone,
+    beside others and over a wider row; None when it holds, else what failed. (The kernel's code paths
+    depend on the CPU and the library build.)"""
     import torch
 
     gen = torch.Generator().manual_seed(seed)
-    rows = torch.randn(3 * BLOCK_ROWS + 5, weight.shape[1], generator=gen).to(weight.dtype)
-    alone = torch.cat([blocked_linear(rows[i : i + 1], weight, None) for i in range(rows.shape[0])])
-    for start, count in [(0, n) for n in range(2, BLOCK_ROWS + 2)] + [(0, rows.shape[0]), (5, 70), (3, 13)]:
-        if not torch.equal(blocked_linear(rows[start : start + count], weight, None), alone[start : start + count]):
-            return f"linear layers give a row other bits in a product of {count} rows"
-    kv_heads, group, dim, columns = 2, 3, 64, 300
+    columns = 300
     keys, values = (torch.randn(1, kv_heads, 2 * TILE_KEYS + columns, dim, generator=gen) for _ in range(2))
-    queries = torch.randn(1, kv_heads * group, columns, dim, generator=gen)
+    queries = torch.randn(1, kv_heads * group, TILE_KEYS + columns, dim, generator=gen)
 
     def attention(lo: int, hi: int, past: int) -> torch.Tensor:
         out = attend(pack_queries(queries[:, :, lo:hi], kv_heads), keys, values,
                      visibility([past], hi - lo, group), dim**-0.5)
         return unpack_queries(out, kv_heads * group, hi - lo)[0]
 
-    for lo, hi in ((0, columns), (100, 103), (250, 290), (7, 8)):
-        for t in (lo, hi - 1):
-            if not torch.equal(attention(lo, hi, lo)[:, t - lo], attention(t, t + 1, t)[:, 0]):
-                return f"attention gives a query other bits beside {hi - lo - 1} others"
+    with torch.inference_mode():
+        for lo, hi in ((0, columns), (100, 103), (250, 290), (7, 8), (600, 640)):
+            for t in (lo, hi - 1):
+                if not torch.equal(attention(lo, hi, lo)[:, t - lo], attention(t, t + 1, t)[:, 0]):
+                    return f"attention gives a query other bits beside {hi - lo - 1} others"
     return None

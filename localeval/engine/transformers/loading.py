@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 from localeval.cpu_threads import default_threads
 from localeval.engine.transformers.flat import FlatStep, register_attention
-from localeval.engine.transformers.invariant import block_linear_layers
 from localeval.engine.transformers.rooms import RoomPool
+from localeval.engine.transformers.row_blocks import block_linear_layers
 from localeval.errors import LocalevalError
 from localeval.model_folders import check_model_folder, set_offline
 
@@ -36,6 +36,7 @@ class LoadedModel:
     cache_kwarg: str  # the forward's name for the key/value cache
     plain_layers: bool  # every cache layer is a plain one: preallocated room and prefix reuse work
     flat: bool = True  # the model runs localeval's attention function, so flat steps work (flat.py)
+    linear_failure: str | None = None  # what row_blocks' measurement found that breaks invariance, if anything
     rooms: RoomPool = field(default_factory=RoomPool)  # decode slots' key/value memory, kept between loops
 
     def forward(self, ids: torch.Tensor, mask: torch.Tensor, positions: torch.Tensor, cache: Any,
@@ -117,8 +118,9 @@ def load_model(model_dir: Path, *, threads: int | None, device: str, trust_remot
     except (ValueError, NotImplementedError):  # a model class that takes no attention function of ours
         model, flat = load(), False
     model.eval()
-    if flat:
-        block_linear_layers(model)  # row blocks: a token's projections do not depend on its step's size
+    linear_failure = None
+    if flat:  # row blocks: a token's projections do not depend on its step's size
+        linear_failure = block_linear_layers(model)[1]
     config = model.config
     stop = stop_token_ids(model, tokenizer)
     forward_parameters = inspect.signature(model.forward).parameters
@@ -135,6 +137,7 @@ def load_model(model_dir: Path, *, threads: int | None, device: str, trust_remot
         # Preallocated layers and prefix reuse need plain layers (no sliding window, no linear attention).
         plain_layers=all(type(layer) is DynamicLayer for layer in DynamicCache(config=config).layers),
         flat=flat,
+        linear_failure=linear_failure,
     )
 
 
@@ -143,7 +146,7 @@ def cpu_default_dtype() -> Any:
 
     With those instructions bfloat16 linear layers are several times faster than float32 (attention stays
     float32); without them (AVX2 only) bfloat16 runs on reference kernels, several times slower than float32
-    (README: Speed knobs).
+    (benchmarks/README.md).
     """
     import torch
 
