@@ -47,7 +47,7 @@ def dequantize(gguf_path: Path, out: Path, dtype: str = "bfloat16", fallback_tem
     if template and saved != template:
         raise LocalevalError(f"the chat template of {gguf_path} did not survive into the tokenizer saved in {out}")
     size = sum(file.stat().st_size for file in out.glob("*.safetensors"))
-    return [f"{out.name}: dequantized {gguf_path.name} ({facts.architecture}, {facts.file_type}) into {dtype} "
+    return [f"dequantized {gguf_path.name} ({facts.architecture}, {facts.file_type}) into {dtype} "
             f"safetensors, {size / 1e9:.2f} GB" + ("" if facts.chat_template else ", its chat template supplied")]
 
 

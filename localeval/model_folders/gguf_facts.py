@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from localeval.errors import LocalevalError
 
@@ -36,7 +37,7 @@ class GgufFacts:
                 f"weights: {self.parameters / 1e6:,.0f}M parameters, {self.size / 1e9:.2f} GB"]
 
 
-def _field(reader, key: str):
+def _field(reader: Any, key: str) -> Any:
     field = reader.fields.get(key)
     return None if field is None else field.contents()
 

@@ -13,8 +13,8 @@ from pathlib import Path
 import localeval.model_folders.weight_packages as weight_packages
 from localeval.errors import LocalevalError
 from localeval.model_folders.folder_build import MARKER, build_folder, not_ours
-from localeval.model_folders.location import models_dir
 from localeval.model_folders.gguf_convert import dequantize
+from localeval.model_folders.location import models_dir
 from localeval.model_folders.weight_packages import DEFAULT_EMBEDDER, DEFAULT_JUDGE
 
 # SmolLM2's own template (ChatML); used only when the GGUF carries none.

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import difflib
+from collections.abc import Callable
 from pathlib import Path
 
 from localeval.errors import LocalevalError
@@ -75,7 +76,7 @@ class _bar:
                                  TransferSpeedColumn(), console=Console(stderr=True))
         self.task = self.progress.add_task(split.file_name, total=split.size)
 
-    def __enter__(self):
+    def __enter__(self) -> Callable[[int], None]:
         self.progress.start()
         return lambda size: self.progress.advance(self.task, size)
 
