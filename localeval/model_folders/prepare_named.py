@@ -20,7 +20,7 @@ def named_judge(name: str, judges: dict[str, NamedJudge] = NAMED_JUDGES) -> Name
     """The judge ``prepare`` knows by ``name``, or an error listing the names it knows."""
     if name in judges:
         return judges[name]
-    close = difflib.get_close_matches(name, list(judges), n=1)
+    close = difflib.get_close_matches(name, list(judges), n=1) or [known for known in judges if name in known]
     hint = f" Did you mean {close[0]!r}?" if close else ""
     raise LocalevalError(f"`localeval models prepare` knows no judge {name!r}.{hint} It builds "
                          f"{', '.join(sorted(judges))}, and with no name the bundled judge and embedder.")
