@@ -120,5 +120,5 @@ def model_fingerprint(path: Path | str) -> str:
             stat = file.stat()
             digest.update(f"\0{relative.as_posix()}\0{stat.st_size}\0{stat.st_mtime_ns}".encode())
     source = read_source(root) or {}
-    gguf = f":gguf-sha256={source['sha256'][:16]}" if isinstance(source.get("sha256"), str) else ""
+    gguf = f"+gguf-sha256={source['sha256'][:16]}" if isinstance(source.get("sha256"), str) else ""
     return f"{root.name}@{digest.hexdigest()[:16]}{gguf}"

@@ -103,7 +103,7 @@ def test_the_fingerprint_of_a_folder_built_from_a_gguf_names_its_hash(tmp_path):
     plain = model_fingerprint(folder)
     (folder / "localeval-source.json").write_text(json.dumps({"sha256": "ab" * 32}))
     assert "gguf" not in plain
-    assert model_fingerprint(folder).endswith(":gguf-sha256=" + "ab" * 8)
+    assert model_fingerprint(folder).endswith("+gguf-sha256=" + "ab" * 8)
 
 
 @pytest.mark.model
