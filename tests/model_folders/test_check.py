@@ -65,7 +65,11 @@ def test_a_folder_of_model_folders_and_a_gguf_file_say_what_to_do(tmp_path):
     gguf.mkdir()
     (gguf / "config.json").write_text("{}")
     (gguf / "model.gguf").write_bytes(b"GGUF")
-    assert any("a GGUF file alone is not a model folder" in p for p in check_folder(gguf).problems)
+    found = check_folder(gguf)
+    assert str(found.folder) == str(gguf / "model.gguf")  # read as the GGUF file --judge would convert
+    assert any("cannot be read as a GGUF file" in p for p in found.problems)
+    (gguf / "other.gguf").write_bytes(b"GGUF")
+    assert any("it holds 2 GGUF files: pass one of them as --judge" in p for p in check_folder(gguf).problems)
 
 
 def test_an_embedder_needs_no_chat_template(tmp_path):
