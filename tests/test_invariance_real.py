@@ -1,5 +1,6 @@
 """The same ask gets the same answer whatever shares its batch: the bundled judge, whole `localeval evaluate`
-processes, in the CPU's default dtype and in float32.
+processes, in the CPU's default dtype and in float32; and the 1.5B judge (`models prepare
+qwen2.5-coder-1.5b-instruct`, opt in with `-m qwen`) in the CPU's default dtype.
 
 Faithfulness of the demo samples is scored alone, beside three other metrics, on the samples in reverse
 order, in chunks of 3, and killed mid-run then resumed; every verdict, reason and score must be the same.
@@ -26,9 +27,15 @@ DEMO = Path(__file__).resolve().parents[1] / "examples" / "rag_demo.jsonl"
 OTHERS = "context_precision,answer_relevancy,context_recall"
 
 
+QWEN = "qwen2.5-coder-1.5b-instruct"
+
+
 def _command(data: Path, out: Path, metrics: str, dtype: str | None, *extra: str) -> list[str]:
+    """``dtype`` is a dtype, None (the CPU's default) or ``judge=NAME`` (that judge in the CPU's default dtype)."""
     command = [sys.executable, "-m", "localeval", "evaluate", str(data), "--metrics", metrics, "--out", str(out),
                "--threads", "1", "--no-progress", *extra]
+    if dtype and dtype.startswith("judge="):
+        return [*command, "--judge", dtype.removeprefix("judge=")]
     return command + (["--dtype", dtype] if dtype else [])
 
 
@@ -67,12 +74,13 @@ def _by_id(run: Path, metric: str) -> dict[str, object]:
     return {row["id"]: row["metrics"][metric] for row in rows}
 
 
-def _dtypes() -> list[str | None]:
+def _dtypes() -> list[object]:
     """The CPU's default dtype and float32: once where the default is float32 (a CPU without bfloat16
-    dot products), the same runs twice otherwise."""
+    dot products), the same runs twice otherwise; then the 1.5B judge in the CPU's default dtype."""
     from localeval.engine.transformers.loading import cpu_default_dtype
 
-    return [None] if str(cpu_default_dtype()) == "torch.float32" else [None, "float32"]
+    bundled = [None] if str(cpu_default_dtype()) == "torch.float32" else [None, "float32"]
+    return [*bundled, pytest.param(f"judge={QWEN}", marks=pytest.mark.qwen, id="qwen-cpu-default")]
 
 
 @pytest.mark.parametrize("dtype", _dtypes(), ids=lambda d: d or "cpu-default")
@@ -94,8 +102,10 @@ def test_every_verdict_and_score_is_the_same_whatever_shares_the_batch(dtype: st
         assert _by_id(run, "faithfulness") == expected, run.name  # values, statements, verdicts, reasons
     for metric in ("context_precision", "answer_relevancy"):  # the latter's questions are seeded samples
         assert _by_id(chunked, metric) == _by_id(crowded, metric), metric
-    summary = json.loads((alone / "summary.json").read_text())
-    assert summary["run"]["invariance"]["batch_invariant"] is True
+    for run in (alone, crowded, backwards, chunked, resumed):  # the fingerprint and the record agree
+        record = json.loads((run / "summary.json").read_text())["run"]
+        assert record["invariance"]["batch_invariant"] is True, record["invariance"]
+        assert record["judge"].split(":")[3:4] == ["invariant"], record["judge"]
 
     compared = tmp_path / "compare.json"
     done = subprocess.run([sys.executable, "-m", "localeval", "compare", str(alone), str(backwards), "--json",

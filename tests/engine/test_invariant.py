@@ -242,24 +242,35 @@ def test_a_rows_logits_are_the_same_bits_in_every_layout_of_the_decode_loop(dtyp
     assert torch.equal(cached.step({0: [17, 18, 19]})[0], decoded)
 
 
+QWEN = "qwen2.5-coder-1.5b-instruct"
+
+
 @pytest.mark.model
 @pytest.mark.parametrize("dtype", [None, "float32"], ids=["cpu-default", "float32"])
-def test_the_bundled_judges_logits_are_the_same_bits_in_every_layout(dtype: str | None, models_folder) -> None:
-    """On the real weights (the CPU default dtype, then float32) a prompt's logits and a decoding step's do
-    not change beside other rows, nor when the prompt is split across steps (the kernels before
-    ``invariant.py`` failed the last two)."""
+@pytest.mark.parametrize("judge", [None, pytest.param(QWEN, marks=pytest.mark.qwen, id="qwen")],
+                         ids=["bundled", "qwen"])
+def test_a_real_judges_logits_are_the_same_bits_in_every_layout(judge: str | None, dtype: str | None,
+                                                               models_folder) -> None:
+    """On the real weights of the bundled judge and of the 1.5B judge (``models prepare`` it; ``-m qwen``), in
+    the CPU default dtype and in float32, a prompt's logits and a decoding step's do not change beside other
+    rows, nor when the prompt is split across steps (the kernels before ``invariant.py`` failed the last two;
+    those before ``row_blocks.py`` failed the 1.5B judge's one-row products)."""
     from localeval.engine.transformers import TransformersEngine
     from localeval.model_folders import DEFAULT_JUDGE
 
-    loaded = TransformersEngine(models_folder / DEFAULT_JUDGE, threads=1, dtype=dtype).loaded
+    engine = TransformersEngine(models_folder / (judge or DEFAULT_JUDGE), threads=1, dtype=dtype)
+    assert engine.invariance.batch_invariant, engine.invariance
+    loaded = engine.loaded
     gen = torch.Generator().manual_seed(0)
     prompt = torch.randint(100, 40000, (400,), generator=gen).tolist()
     others = [torch.randint(100, 40000, (n,), generator=gen).tolist() for n in (300, 600, 50)]
     alone = _Slots(loaded, 4)
     reference = alone.step({0: prompt})[0]
     decoded = alone.step({0: [17, 18, 19]})[0]
+    single = alone.step({0: [21]})[0]  # one token alone: every product has one row
     crowded = _Slots(loaded, 4)
     assert torch.equal(crowded.step({0: others[0], 1: others[1], 2: prompt, 3: others[2]})[2], reference)
     assert torch.equal(crowded.step({0: [5], 1: [6], 2: [17, 18, 19], 3: [6, 7]})[2], decoded)
+    assert torch.equal(crowded.step({0: [8], 2: [21]})[2], single)
     split = _Slots(loaded, 1)
     assert torch.equal(torch.cat([split.step({0: prompt[:171]})[0], split.step({0: prompt[171:]})[0]]), reference)
