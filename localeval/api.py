@@ -70,7 +70,7 @@ def evaluate(
     to a cache shared between runs. Bad samples raise DataError before any model is loaded;
     with ``on_missing="nan"`` a sample lacking a field a metric needs scores ``Nan("missing_field")``
     for that metric instead, and the other metrics and samples are scored as usual. ``chunk_size``: samples
-    scored and written to ``out`` at a time (default: the engine's; README: Bulk runs). ``soft=True``
+    scored and written to ``out`` at a time (default: the engine's; docs/bulk-runs.md). ``soft=True``
     (or ``Settings(soft=True)``): also record p(1) at every 0/1 verdict and give each verdict metric a soft
     score (the trace's ``soft_score``, the summary's ``soft_mean``). An ``out`` that holds another run's scores
     (other samples, or metrics this run leaves out) stops the run before any model loads, unless ``replace``.

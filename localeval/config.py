@@ -19,7 +19,7 @@ DEFAULT_BATCH_TOKENS = 16384  # transformers engine: token budget of a batch
 ENGINES = ("transformers", "vllm", "ray-vllm", "server")
 GRAMMARS = ("xgrammar", "outlines")
 ON_MISSING = ("error", "nan")
-# Samples a chunk holds, by engine (README: Bulk runs). Enough asks for full batches and long rounds, few
+# Samples a chunk holds, by engine (docs/bulk-runs.md). Enough asks for full batches and long rounds, few
 # enough that the scheduler's state (about 24 KB a sample) stays small: vLLM wants thousands of asks in
 # flight, the transformers engine batches 16 rows, and in-process engines (scripted) only pay per chunk.
 CHUNK_SIZES = {"transformers": 512, "vllm": 4096, "ray-vllm": 4096, "server": 4096, "other": 4096}

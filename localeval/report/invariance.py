@@ -15,7 +15,7 @@ from typing import Any
 NO_JUDGE = "no judge was asked: no metric of this run needs one"
 NOT_RECORDED = "not recorded: this run was written before localeval recorded batch invariance"
 SHARE_CACHE = ("to compare two runs, run both with one shared --cache FILE: an ask the first run answered is "
-               "served the same answer in the second (README: Comparing runs)")
+               "served the same answer in the second (docs/trusting-the-judge.md: Runs you can compare)")
 
 
 @dataclass(frozen=True)
