@@ -12,12 +12,10 @@ from localeval.prompts.base import Settings
 
 if TYPE_CHECKING:
     from localeval.scheduler import Scheduler
-    from localeval.store.cache import JudgeCache
+    from localeval.store.cache import AnswerStore
 
 DEFAULT_BATCH_SIZE = 16  # transformers engine: most rows in a batch
 DEFAULT_BATCH_TOKENS = 16384  # transformers engine: token budget of a batch
-ENGINES = ("transformers", "vllm", "ray-vllm", "server")
-GRAMMARS = ("xgrammar", "outlines")
 ON_MISSING = ("error", "nan")
 # Samples a chunk holds, by engine (docs/bulk-runs.md). Enough asks for full batches and long rounds, few
 # enough that the scheduler's state (about 24 KB a sample) stays small: vLLM wants thousands of asks in
@@ -105,7 +103,7 @@ class RunConfig:
         return replace(self, judge_fingerprint=getattr(judge, "fingerprint", None) if judge is not None else None,
                        embedder_fingerprint=getattr(embedder, "fingerprint", None) if embedder is not None else None)
 
-    def scheduler(self, engine: Any, embedder: Any, cache: JudgeCache | None, progress: bool) -> Scheduler:
+    def scheduler(self, engine: Any, embedder: Any, cache: AnswerStore | None, progress: bool) -> Scheduler:
         """A scheduler that asks the judge as this configuration says."""
         from localeval.scheduler import Scheduler
 
@@ -133,17 +131,11 @@ class RunConfig:
 
     @classmethod
     def from_run_record(cls, info: Mapping[str, Any]) -> RunConfig:
-        """The configuration of a run from summary.json's "run" record, whole or (older runs) partial."""
-        if "config" in info:
-            return cls.from_dict(info["config"])
-        old = info.get("settings", {})
-        return cls(
-            metrics=tuple(info.get("metric_specs", info.get("metrics", ()))),
-            settings=Settings(reasons=old.get("reasons", True), max_examples=old.get("max_examples")),
-            seed=old.get("seed", 0), long_context=info.get("long_context", "skip"),
-            on_missing=info.get("on_missing", "error"),
-            judge_fingerprint=info.get("judge"), embedder_fingerprint=info.get("embedder"),
-        )
+        """The configuration of a run from summary.json's "run" record."""
+        if "config" not in info:
+            raise LocalevalError("summary.json: the run record holds no config; it was written by another localeval "
+                                 "version, rerun evaluate")
+        return cls.from_dict(info["config"])
 
 
 def model_name(model: str | Path | Any) -> str | None:

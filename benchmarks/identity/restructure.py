@@ -28,8 +28,8 @@ CASES: dict[str, tuple[str, list[str]]] = {
                                                       "context_recall,factual_correctness,answer_correctness,"
                                                       "mrr,ndcg:k=2"]),
     "demo_chunked": ("examples/rag_demo.jsonl", ["--metrics", "faithfulness,context_precision", "--chunk-size", "2"]),
-    "hostile_soft": ("tests/fixtures/hostile.jsonl", ["--metrics", "faithfulness,context_recall,noise_sensitivity,exact_match",
-                                                      "--soft"]),
+    "hostile_soft": ("tests/fixtures/hostile.jsonl", ["--metrics", "faithfulness,context_recall,noise_sensitivity,"
+                                                                   "exact_match", "--soft"]),
     "conversations": ("tests/fixtures/ragas_conversations.jsonl", ["--metrics", AGENT_METRICS]),
 }
 VOLATILE_RUN = ("started", "machine", "cache")  # summary.json's run record: differs on every run
@@ -56,7 +56,7 @@ def _summary(run: Path) -> str:
 def _keys(run: Path) -> str:
     with sqlite3.connect(run / "judge.sqlite") as db:
         rows = [f"{table} {key}" for table in ("answers", "embeddings")
-                for (key,) in db.execute(f"SELECT key FROM {table} ORDER BY key")]  # noqa: S608
+                for (key,) in db.execute(f"SELECT key FROM {table} ORDER BY key")]
     return "\n".join(rows) + "\n"
 
 

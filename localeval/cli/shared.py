@@ -199,7 +199,8 @@ ENGINE = (*options(
                             "loads that says what to use instead where the installed vLLM or the GPU has none (the "
                             "CPU build); transformers: accepted, changes nothing (its answers are so always)"),
     ("stop_repeats", bool, "transformers engine: end a list the moment the judge repeats an earlier item of it "
-                           "(fewer tokens from a judge that loops; only such answers change; docs/cpu.md: Speed knobs)"),
+                           "(fewer tokens from a judge that loops; only such answers change; "
+                           "docs/cpu.md: Speed knobs)"),
     ("drafts", int | None, "transformers engine: most draft tokens a greedy row has checked per forward pass "
                            "(the grammar's forced text, prompt lookup; the same answers; 0: off; default 8)"),
     ("server_url", list[str] | None, "server: the judge server's OpenAI base URL, e.g. http://gpu-box:8000/v1; "
