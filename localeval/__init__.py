@@ -6,7 +6,7 @@ from typing import Any
 
 from localeval.cpu_threads import prefer_passive_wait
 
-prefer_passive_wait()  # before torch loads: OpenMP reads its wait policy once (README, "Speed knobs")
+prefer_passive_wait()  # before torch loads: OpenMP reads its wait policy once (docs/cpu.md: Threads)
 
 __version__ = "0.1.0"
 __all__ = ["EvaluationResult", "__version__", "evaluate", "gate", "load_samples"]

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from localeval.bulk import check_out, open_source, run_chunks
-from localeval.config import JudgeOptions, RunConfig, build_config, model_object
+from localeval.config import JudgeOptions, RunConfig, build_config, model_object, with_engine_options
 from localeval.data import Sample, as_samples
 from localeval.engine.base import JudgeEngine
 from localeval.metrics.registry import parse_metrics
@@ -61,6 +61,7 @@ def evaluate(
     chunk_size: int | None = None,
     soft: bool | None = None,
     replace: bool = False,
+    **engine_options: Any,
 ) -> EvaluationResult:
     """Score samples with the chosen metrics (default: the six LLM metrics).
 
@@ -70,13 +71,16 @@ def evaluate(
     to a cache shared between runs. Bad samples raise DataError before any model is loaded;
     with ``on_missing="nan"`` a sample lacking a field a metric needs scores ``Nan("missing_field")``
     for that metric instead, and the other metrics and samples are scored as usual. ``chunk_size``: samples
-    scored and written to ``out`` at a time (default: the engine's; README: Bulk runs). ``soft=True``
+    scored and written to ``out`` at a time (default: the engine's; docs/bulk-runs.md). ``soft=True``
     (or ``Settings(soft=True)``): also record p(1) at every 0/1 verdict and give each verdict metric a soft
     score (the trace's ``soft_score``, the summary's ``soft_mean``). An ``out`` that holds another run's scores
     (other samples, or metrics this run leaves out) stops the run before any model loads, unless ``replace``.
+    ``engine_options``: the transformers engine's options by name (``threads=1``, ``batch_size=8``,
+    ``dtype="float32"``, ...: ``engine.options.TransformersOptions``), checked before any model loads.
     """
     if soft is not None:
         settings = dataclasses.replace(settings or Settings(), soft=soft)
+    judge_options = with_engine_options(judge_options, engine_options)
     config = build_config(metrics, judge, embedder, settings=settings, seed=seed, long_context=long_context,
                           on_missing=on_missing, judge_options=judge_options, chunk_size=chunk_size)
     return evaluate_run(samples, config, judge=model_object(judge), embedder=model_object(embedder), out=out,

@@ -7,19 +7,16 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from localeval.engine.options import DEFAULT_BATCH_SIZE, DEFAULT_BATCH_TOKENS, TransformersOptions
 from localeval.errors import LocalevalError
 from localeval.prompts.base import Settings
 
 if TYPE_CHECKING:
     from localeval.scheduler import Scheduler
-    from localeval.store.cache import JudgeCache
+    from localeval.store.cache import AnswerStore
 
-DEFAULT_BATCH_SIZE = 16  # transformers engine: most rows in a batch
-DEFAULT_BATCH_TOKENS = 16384  # transformers engine: token budget of a batch
-ENGINES = ("transformers", "vllm", "ray-vllm", "server")
-GRAMMARS = ("xgrammar", "outlines")
 ON_MISSING = ("error", "nan")
-# Samples a chunk holds, by engine (README: Bulk runs). Enough asks for full batches and long rounds, few
+# Samples a chunk holds, by engine (docs/bulk-runs.md). Enough asks for full batches and long rounds, few
 # enough that the scheduler's state (about 24 KB a sample) stays small: vLLM wants thousands of asks in
 # flight, the transformers engine batches 16 rows, and in-process engines (scripted) only pay per chunk.
 CHUNK_SIZES = {"transformers": 512, "vllm": 4096, "ray-vllm": 4096, "server": 4096, "other": 4096}
@@ -105,7 +102,7 @@ class RunConfig:
         return replace(self, judge_fingerprint=getattr(judge, "fingerprint", None) if judge is not None else None,
                        embedder_fingerprint=getattr(embedder, "fingerprint", None) if embedder is not None else None)
 
-    def scheduler(self, engine: Any, embedder: Any, cache: JudgeCache | None, progress: bool) -> Scheduler:
+    def scheduler(self, engine: Any, embedder: Any, cache: AnswerStore | None, progress: bool) -> Scheduler:
         """A scheduler that asks the judge as this configuration says."""
         from localeval.scheduler import Scheduler
 
@@ -133,17 +130,32 @@ class RunConfig:
 
     @classmethod
     def from_run_record(cls, info: Mapping[str, Any]) -> RunConfig:
-        """The configuration of a run from summary.json's "run" record, whole or (older runs) partial."""
-        if "config" in info:
-            return cls.from_dict(info["config"])
-        old = info.get("settings", {})
-        return cls(
-            metrics=tuple(info.get("metric_specs", info.get("metrics", ()))),
-            settings=Settings(reasons=old.get("reasons", True), max_examples=old.get("max_examples")),
-            seed=old.get("seed", 0), long_context=info.get("long_context", "skip"),
-            on_missing=info.get("on_missing", "error"),
-            judge_fingerprint=info.get("judge"), embedder_fingerprint=info.get("embedder"),
-        )
+        """The configuration of a run from summary.json's "run" record."""
+        if "config" not in info:
+            raise LocalevalError("summary.json: the run record holds no config; it was written by another localeval "
+                                 "version, rerun evaluate")
+        return cls.from_dict(info["config"])
+
+
+def with_engine_options(options: JudgeOptions | None, given: Mapping[str, Any]) -> JudgeOptions:
+    """``options`` (None: the defaults) with the engine options the API's keyword arguments give (``threads=1``),
+    checked against the transformers engine's typed options (``engine.options.TransformersOptions``)."""
+    base = options or JudgeOptions()
+    if not given:
+        return base
+    if base.engine != "transformers":
+        raise OptionError(f"{', '.join(given)}: keyword engine options are the transformers engine's; give the "
+                          f"{base.engine} engine's in judge_options=JudgeOptions(engine={base.engine!r}, ...)")
+    held = {"grammar": base.grammar, "batch_size": base.batch_size, "batch_tokens": base.batch_tokens,
+            "threads": base.threads, "trust_remote_code": base.trust_remote_code,
+            **{k: v for k, v in base.extra.items() if k in ("dtype", "stop_repeats", "drafts")}}
+    try:
+        typed = TransformersOptions.from_keywords({**held, **given})
+    except LocalevalError as error:
+        raise OptionError(str(error)) from None
+    other = {k: v for k, v in base.extra.items() if k not in ("dtype", "stop_repeats", "drafts")}
+    return replace(base, grammar=typed.grammar, batch_size=typed.batch_size, batch_tokens=typed.batch_tokens,
+                   threads=typed.threads, trust_remote_code=typed.trust_remote_code, extra={**other, **typed.extra()})
 
 
 def model_name(model: str | Path | Any) -> str | None:

@@ -1,4 +1,4 @@
-"""How many CPU threads torch gets, and how its OpenMP threads wait (see README, "Speed knobs").
+"""How many CPU threads torch gets, and how its OpenMP threads wait (docs/cpu.md: Threads).
 
 OpenMP's default lets an idle thread spin for a while before it sleeps. On a CPU that other work
 shares, threads that spin while they wait for each other take the cores the others need, and a run on

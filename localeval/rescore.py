@@ -71,7 +71,7 @@ def rescore(run: str | Path, progress: bool = False) -> EvaluationResult:
     info = read_summary(folder)["run"]
     samples_file = folder / SAMPLES
     if not samples_file.exists():
-        raise LocalevalError(f"{folder} holds no {SAMPLES}; it was written by an older localeval")
+        raise LocalevalError(f"{folder} holds no {SAMPLES}: no chunk of its run finished, nothing to rescore")
     if not info.get("cache"):
         raise LocalevalError(f"{folder} was evaluated without a cache (--no-cache): nothing to rescore from")
     cache_path = Path(info["cache"])

@@ -8,9 +8,10 @@ one row per text), and finally returns a float or a :class:`~localeval.nan.Nan`.
 
 from __future__ import annotations
 
-from collections.abc import Generator
+import functools
+from collections.abc import Callable, Generator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ParamSpec
 
 from localeval.nan import Nan
 
@@ -39,3 +40,16 @@ class Embed:
 Yielded = Ask | list[Ask] | Embed
 Outcome = float | Nan
 Steps = Generator[Yielded, Any, Outcome]
+P = ParamSpec("P")
+
+
+def no_asks(score: Callable[P, Outcome]) -> Callable[P, Steps]:
+    """A metric that asks nothing (the model-free ones) as the generator the scheduler drives: ``score`` runs at
+    the generator's first step and its outcome is the generator's return value."""
+
+    @functools.wraps(score)
+    def steps(*args: P.args, **kwargs: P.kwargs) -> Steps:
+        yield from ()
+        return score(*args, **kwargs)
+
+    return steps

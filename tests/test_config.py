@@ -16,6 +16,7 @@ from localeval.config import JudgeOptions, RunConfig, build_config
 from localeval.embed import HashEmbedder
 from localeval.engine.base import Request
 from localeval.engine.scripted import ScriptedEngine, rule_script
+from localeval.errors import LocalevalError
 from localeval.nan import Nan
 from localeval.prompts.base import Settings
 from localeval.rescore import estimate_run, rescore
@@ -82,18 +83,15 @@ def test_estimate_runs_the_config_it_is_given() -> None:
     assert est.projected["faithfulness"]["judge_calls"] == pytest.approx(8 * 5)
 
 
-def test_a_run_folder_from_before_the_whole_config_still_rescores(tmp_path: Path) -> None:
-    first = evaluate(_rows(3), metrics="faithfulness,context_precision", judge=ScriptedEngine(rule_script),
-                     out=tmp_path, settings=Settings(reasons=False), seed=3, progress=False, report=False)
+def test_a_run_record_without_its_config_is_refused(tmp_path: Path) -> None:
+    evaluate(_rows(3), metrics="faithfulness", judge=ScriptedEngine(rule_script), out=tmp_path, progress=False,
+             report=False)
     summary_file = tmp_path / "summary.json"
     summary = json.loads(summary_file.read_text())
-    old = {k: v for k, v in summary["run"].items() if k != "config"}
-    old["settings"] = {"reasons": False, "max_examples": None, "seed": 3}  # the partial record older runs kept
-    summary_file.write_text(json.dumps({**summary, "run": old}))
-    again = rescore(tmp_path)
-    assert again.info["rescore_misses"] == 0
-    assert _metrics(again.rows()) == _metrics(first.rows())
-    assert RunConfig.from_run_record(old).settings == Settings(reasons=False)
+    del summary["run"]["config"]
+    summary_file.write_text(json.dumps(summary))
+    with pytest.raises(LocalevalError, match="another localeval version"):
+        rescore(tmp_path)
 
 
 def test_a_bad_on_missing_is_refused() -> None:

@@ -88,6 +88,22 @@ def raw_forward_seconds(engine: Any, batches: list[list[tuple[tuple[int, ...], t
             "decode_tokens": tokens}
 
 
+def record_rows(engine: Any) -> list[list[tuple[tuple[int, ...], tuple[int, ...]]]]:
+    """Wrap the engine's decode so each call's rows are kept as (prompt ids, answer tokens), in prompt-token
+    order (the order the engine admits them), ``batch_size`` at a time: the tokens to replay and time."""
+    batches: list[list[tuple[tuple[int, ...], tuple[int, ...]]]] = []
+    decode = engine._decode
+
+    def recorded(rows: list[Any], finished: Any = None) -> None:
+        decode(rows, finished)
+        ordered = sorted(rows, key=lambda r: r.ids)
+        for start in range(0, len(ordered), engine.batch_size):
+            batches.append([(tuple(r.ids), tuple(r.tokens)) for r in ordered[start : start + engine.batch_size]])
+
+    engine._decode = recorded
+    return batches
+
+
 def profile(args: argparse.Namespace) -> dict[str, Any]:
     import localeval
     from localeval.api import load_judge
@@ -98,8 +114,7 @@ def profile(args: argparse.Namespace) -> dict[str, Any]:
     options = JudgeOptions(batch_size=args.batch_size, batch_tokens=args.batch_tokens or None, threads=args.threads,
                            extra={"prefix_reuse": False} if args.no_prefix_reuse else {})
     engine = load_judge(model_path(args.judge), options)
-    batches: list[list[tuple[tuple[int, ...], tuple[int, ...]]]] = []
-    engine.on_rows = batches.append  # the engine's public hook: each decoded batch's prompt and answer tokens
+    batches = record_rows(engine)
     result = localeval.evaluate(samples, metrics=list(args.metrics.split(",")), judge=engine,
                                 embedder=model_path(args.embedder), cache=False, progress=args.progress,
                                 settings=Settings(reasons=not args.no_reasons), report=False)

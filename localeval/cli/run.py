@@ -50,7 +50,7 @@ def add_run_commands(app: typer.Typer) -> None:
                                    "text to fit (recorded in the trace)")] = "skip",
         chunk_size: Annotated[int | None, typer.Option(
             "--chunk-size", min=1, help="score and write N samples at a time, resumable chunk by chunk (default: "
-                                        "4096 for vllm and scripted, 512 for transformers; README: Bulk runs)")] = None,
+                                        "4096 for vllm and scripted, 512 for transformers; docs/bulk-runs.md)")] = None,
         replace: Annotated[bool, typer.Option(
             "--replace", help="overwrite the run --out holds even if it scored other samples or metrics this run "
                               "leaves out (its judge cache is kept); without it such a folder stops the run")] = False,

@@ -180,7 +180,7 @@ ENGINE = (*options(
     ("batch_size", int, "most asks decoded together by the transformers engine"),
     ("batch_tokens", int, "transformers engine, models decoded in padded batches (sliding-window layers): "
                           "token budget of a batch, rows x (longest prompt tail + longest answer); 0: no budget"),
-    ("threads", int | None, "CPU threads for torch (default: all cores, waiting passively; README: Speed knobs)"),
+    ("threads", int | None, "CPU threads for torch (default: all cores, waiting passively; docs/cpu.md: Threads)"),
     ("trust_remote_code", bool, "allow the model folder's own code"),
     ("engine", Literal["transformers", "vllm", "ray-vllm", "server"],
      "judge engine: transformers (CPU/GPU), vllm (GPU), ray-vllm (vLLM replicas on Ray), server (a judge server "
@@ -200,7 +200,8 @@ ENGINE = (*options(
                             "loads that says what to use instead where the installed vLLM or the GPU has none (the "
                             "CPU build); transformers: accepted, changes nothing (its answers are so always)"),
     ("stop_repeats", bool, "transformers engine: end a list the moment the judge repeats an earlier item of it "
-                           "(fewer tokens from a judge that loops; only such answers change; README: Speed knobs)"),
+                           "(fewer tokens from a judge that loops; only such answers change; "
+                           "docs/cpu.md: Speed knobs)"),
     ("drafts", int | None, "transformers engine: most draft tokens a greedy row has checked per forward pass "
                            "(the grammar's forced text, prompt lookup; the same answers; 0: off; default 8)"),
     ("server_url", list[str] | None, "server: the judge server's OpenAI base URL, e.g. http://gpu-box:8000/v1; "

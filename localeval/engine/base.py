@@ -11,6 +11,8 @@ from localeval.errors import LocalevalError
 
 FinishReason = Literal["stop", "length", "error", "context_too_long"]
 CHARS_PER_TOKEN = 4  # a rough prompt-length estimate where no tokenizer is at hand
+# Top log-probabilities asked for at each step where p(1) is read (vLLM's default max_logprobs, OpenAI's cap).
+TOP_LOGPROBS = 20
 
 
 @dataclass(frozen=True)

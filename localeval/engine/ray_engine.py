@@ -55,6 +55,7 @@ class Replica:
 
     def __init__(self, factory: Callable[[], JudgeEngine]) -> None:
         self.engine = factory()
+        self.held: Any = None  # what a function run here keeps between calls (a bulk run: its scheduler)
 
     def describe(self) -> tuple[str, int | None, Invariance]:
         """The engine's fingerprint, context window and batch invariance."""

@@ -72,11 +72,6 @@ def binary_p1(logits: torch.Tensor, bitmask: torch.Tensor, table: LeadTable) -> 
     return float(torch.exp(ones - total))
 
 
-def step_p1(logits: torch.Tensor, bitmask: torch.Tensor, table: LeadTable) -> list[float | None]:
-    """:func:`binary_p1` of every row of a step (logits row ``k`` with bitmask row ``k``)."""
-    return [binary_p1(logits[k], bitmask[k], table) for k in range(logits.shape[0])]
-
-
 class Soft(Protocol):
     """A decoded row that may ask for p(1): the transformers engine's Row."""
 
@@ -94,7 +89,6 @@ def note_p1(table: LeadTable, logits: torch.Tensor, bitmask: torch.Tensor, rows:
 # vLLM returns the top-k log-probabilities at each step, taken after the grammar's mask (its V1 model
 # runner masks the logits before the sampler, whose default "raw_logprobs" are read from them): at a
 # binary decision every allowed token is among them, and together they hold all the mass.
-TOP_LOGPROBS = 20  # vLLM's default cap (max_logprobs)
 WHOLE_MASS = 1e-3  # how far the returned 0/1 tokens' mass may fall short of 1 at a binary decision
 
 

@@ -32,8 +32,8 @@ from pathlib import Path
 from typing import Any
 
 from localeval.engine import vllm_invariance, vllm_process
-from localeval.engine.base import Choice, FinishReason, Invariance, Request, Result, import_optional
-from localeval.engine.soft import TOP_LOGPROBS, lead_of, p1_from_logprobs
+from localeval.engine.base import TOP_LOGPROBS, Choice, FinishReason, Invariance, Request, Result, import_optional
+from localeval.engine.soft import lead_of, p1_from_logprobs
 from localeval.engine.vllm_structured import INSTALL_HINT, StructuredOutputsApi, structured_outputs_api
 from localeval.errors import JudgeDied, LocalevalError
 from localeval.model_folders import model_fingerprint, set_offline

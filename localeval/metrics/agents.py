@@ -17,11 +17,9 @@ The arithmetic and edge cases are Ragas 0.4.3's (``collections.AgentGoalAccuracy
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from localeval.data.messages import transcript
 from localeval.data.sample import Sample
-from localeval.metrics.definition import MetricDef
 from localeval.metrics.soft import note_soft
 from localeval.nan import Nan
 from localeval.prompts.agents import (
@@ -102,20 +100,3 @@ def topic_adherence(sample: Sample, trace: dict, mode: str = "f1") -> Steps:
     on_topic = [bool(v) for v in matched.on_topic]
     trace.update(answered=answered, on_topic=on_topic)
     return float(adherence_score(answered, on_topic, mode))
-
-
-CONV, REF, TOPIC_REFS = "conversation", "reference", "reference_topics"
-AGENTS_METRICS: dict[str, MetricDef] = {
-    "agent_goal_accuracy_with_reference": MetricDef(
-        agent_goal_accuracy_with_reference, (CONV, REF),
-        summary="1 when the conversation's end state meets the reference outcome (judged)", trace="goal"),
-    "agent_goal_accuracy_without_reference": MetricDef(
-        agent_goal_accuracy_without_reference, (CONV,),
-        summary="1 when the conversation's end state meets the user's inferred goal (judged)", trace="goal"),
-    "topic_adherence": MetricDef(
-        topic_adherence, (CONV, TOPIC_REFS), (TOPIC_REFS,), {"mode": "f1"}, {"mode": MODES},
-        summary="F1/precision/recall of topics answered within the reference topics", trace="topics"),
-}
-AGENTS_ALIASES: dict[str, tuple[str, dict[str, Any]]] = {
-    "agent_goal_accuracy": ("agent_goal_accuracy_with_reference", {}),  # Ragas' AgentGoalAccuracy
-}

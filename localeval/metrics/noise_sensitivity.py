@@ -43,15 +43,9 @@ def noise_score(
     return float(np.mean(from_relevant * incorrect))
 
 
-def noise_sensitivity(sample: Sample, trace: dict, mode: str = "relevant", asks: str = "separate") -> Steps:
-    """Statements of reference and response, each judged against every chunk and the reference.
-
-    ``asks="separate"`` (default) asks once per statement list and chunk, as Ragas does (2N + 3 asks
-    for N chunks); ``"merged"`` judges both lists against a chunk in one ask and splits its verdicts
-    (N + 3). Both feed the same verdict matrices to the same arithmetic, but a judge may answer a
-    longer list differently: on WikiEval's ff pairs the bundled judge lost most of its agreement with
-    humans when two answers' statements shared one ask, so merging is opt-in.
-    """
+def noise_sensitivity(sample: Sample, trace: dict, mode: str = "relevant") -> Steps:
+    """Statements of reference and response, each judged against every chunk and the reference: one ask per
+    statement list and chunk, as Ragas asks (2N + 3 asks for N chunks)."""
     assert sample.user_input is not None and sample.reference is not None and sample.response is not None
     ref_st, resp_st = yield [
         Ask(STATEMENTS, StatementsInput(question=sample.user_input, answer=sample.reference)),
@@ -61,18 +55,12 @@ def noise_sensitivity(sample: Sample, trace: dict, mode: str = "relevant", asks:
     if not ref_st.statements or not resp_st.statements:
         return Nan("no_statements")
     contexts = list(sample.retrieved_contexts or ())
-    n, m = len(contexts), len(ref_st.statements)
+    n = len(contexts)
     in_ref = Ask(NLI, NLIInput(context=sample.reference, statements=resp_st.statements))
-    if asks == "merged":
-        both = [*ref_st.statements, *resp_st.statements]
-        judged = yield [*(Ask(NLI, NLIInput(context=c, statements=both)) for c in contexts), in_ref]
-        by_ctx = [[v.verdict for v in j.verdicts] for j in judged[:n]]
-        ref_by_ctx, resp_by_ctx = [row[:m] for row in by_ctx], [row[m:] for row in by_ctx]
-    else:
-        judged = yield [*(Ask(NLI, NLIInput(context=c, statements=ref_st.statements)) for c in contexts),
-                        *(Ask(NLI, NLIInput(context=c, statements=resp_st.statements)) for c in contexts), in_ref]
-        verdicts = [[v.verdict for v in j.verdicts] for j in judged[: 2 * n]]
-        ref_by_ctx, resp_by_ctx = verdicts[:n], verdicts[n:]
+    judged = yield [*(Ask(NLI, NLIInput(context=c, statements=ref_st.statements)) for c in contexts),
+                    *(Ask(NLI, NLIInput(context=c, statements=resp_st.statements)) for c in contexts), in_ref]
+    verdicts = [[v.verdict for v in j.verdicts] for j in judged[: 2 * n]]
+    ref_by_ctx, resp_by_ctx = verdicts[:n], verdicts[n:]
     resp_in_ref = [v.verdict for v in judged[-1].verdicts]
     trace["reference_by_context"], trace["response_by_context"] = ref_by_ctx, resp_by_ctx
     trace["response_in_reference"] = resp_in_ref

@@ -1,4 +1,5 @@
-"""Metrics by name: their steps, the sample fields they need, their options, and what reports need to know."""
+"""Metric names parsed into the specs a run scores (options, criteria files, did-you-mean) against the one table of
+definitions (``table.py``)."""
 
 from __future__ import annotations
 
@@ -7,158 +8,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from localeval.errors import LocalevalError
-from localeval.metrics.agents import AGENTS_ALIASES, AGENTS_METRICS
-from localeval.metrics.answer_correctness import answer_correctness, semantic_similarity
-from localeval.metrics.answer_relevancy import answer_relevancy
-from localeval.metrics.context_precision import context_precision, context_utilization, precision_at_k
-from localeval.metrics.context_recall import context_recall
 from localeval.metrics.criteria import criteria_specs
 from localeval.metrics.definition import MetricDef, MetricSpec, Role, TraceKind  # noqa: F401 (re-exported)
-from localeval.metrics.entity_recall import context_entity_recall
-from localeval.metrics.factual_correctness import factual_correctness
-from localeval.metrics.faithfulness import faithfulness
-from localeval.metrics.judged_texts import JUDGED_TEXTS_ALIASES, JUDGED_TEXTS_METRICS
-from localeval.metrics.noise_sensitivity import noise_sensitivity
 from localeval.metrics.options import apply_options, did_you_mean, option_words  # noqa: F401 (re-exported)
-from localeval.metrics.ratings import answer_accuracy, ragas_context_relevance, response_groundedness
-from localeval.metrics.retrieval import hit_rate, id_context_precision, id_context_recall, mrr, ndcg
-from localeval.metrics.string_contexts import non_llm_context_precision, non_llm_context_recall
-from localeval.metrics.strings import (
-    MEASURES,
-    ROUGE_MODES,
-    ROUGE_TYPES,
-    bleu_score,
-    chrf_score,
-    exact_match,
-    non_llm_string_similarity,
-    quoted_spans_alignment,
-    rouge_score,
-    string_presence,
-)
-from localeval.metrics.tool_calls import TOOL_CALLS_ALIASES, TOOL_CALLS_METRICS
-
-Q, CTX, RESP, REF = "user_input", "retrieved_contexts", "response", "reference"
-IDS = ("retrieved_context_ids", "reference_context_ids")
-
-FAITHFUL_WORDS = ("response statements checked against the contexts", "supported", "unsupported")
-RECALL_WORDS = ("reference statements checked against the contexts", "attributed", "not in the contexts")
-IDS_FACTS: dict[str, Any] = {"judge": False, "trace": "ids", "role": "retrieval"}
-REF_CTX = "reference_contexts"
-PAIR = (REF, RESP)
-NO_MODEL: dict[str, Any] = {"judge": False}
-STRING_CONTEXTS = {"distance_measure": "levenshtein", "threshold": 0.5}
-QUOTE_WORDS = ("quoted spans of the response, looked up in the contexts", "found", "not in the contexts")
-REF_CTX_WORDS = ("reference contexts, each against its closest retrieved context", "retrieved", "missed")
-
-METRICS: dict[str, MetricDef] = {
-    "context_precision": MetricDef(context_precision, (Q, CTX, REF), (CTX,),
-                                   summary="average precision of chunks judged useful for the reference",
-                                   trace="chunks", role="retrieval"),
-    # judged against the response, not a reference: the diagnosis leaves it out
-    "context_utilization": MetricDef(context_utilization, (Q, CTX, RESP), (CTX,),
-                                     summary="context precision judged against the response", trace="chunks"),
-    "precision_at_k": MetricDef(precision_at_k, (Q, CTX, REF), (CTX,), {"k": None},
-                                summary="share of the top-k chunks judged useful", trace="chunks", role="retrieval"),
-    "context_recall": MetricDef(context_recall, (Q, CTX, REF), (CTX,),
-                                summary="share of reference statements the contexts support",
-                                trace="statements", trace_words=RECALL_WORDS, role="retrieval"),
-    "faithfulness": MetricDef(faithfulness, (Q, CTX, RESP), (CTX,),
-                              summary="share of response statements the contexts support",
-                              trace="statements", trace_words=FAITHFUL_WORDS, role="generation"),
-    "answer_relevancy": MetricDef(answer_relevancy, (Q, RESP), (), {"strictness": 3, "empty": "zero"},
-                                  {"empty": ("zero", "nan")}, embedder=True,
-                                  summary="cosine of generated questions to the input", trace="questions",
-                                  role="generation"),
-    "factual_correctness": MetricDef(
-        factual_correctness, (RESP, REF), (),
-        {"mode": "f1", "beta": 1.0, "atomicity": "low", "coverage": "low", "empty": "zero"},
-        {"mode": ("f1", "precision", "recall"), "atomicity": ("low", "high"), "coverage": ("low", "high"),
-         "empty": ("zero", "nan")},
-        summary="claim-level precision/recall/F-beta of response vs reference", trace="claims",
-        verdicts_key="response_verdicts", role="generation"),
-    "noise_sensitivity": MetricDef(noise_sensitivity, (Q, CTX, RESP, REF), (CTX,),
-                                   {"mode": "relevant", "asks": "separate"},
-                                   {"mode": ("relevant", "irrelevant"), "asks": ("separate", "merged")},
-                                   summary="wrong statements supported by relevant chunks", trace="noise",
-                                   higher_is_better=False, role="generation"),
-    "context_entity_recall": MetricDef(context_entity_recall, (CTX, REF), (CTX,),
-                                       summary="share of the reference's named entities the contexts name",
-                                       role="retrieval"),
-    "context_relevance": MetricDef(ragas_context_relevance, (Q, CTX), (CTX,),
-                                   summary="two judges rate the contexts' relevance to the question (0-2)",
-                                   role="retrieval"),
-    "answer_accuracy": MetricDef(answer_accuracy, (Q, RESP, REF), (),
-                                 summary="two judges rate the response against the reference (0/2/4)",
-                                 role="generation"),
-    "response_groundedness": MetricDef(response_groundedness, (RESP, CTX), (CTX,),
-                                       summary="two judges rate how far the contexts support the response (0-2)",
-                                       role="generation"),
-    "answer_correctness": MetricDef(answer_correctness, (Q, RESP, REF), (), {"beta": 1.0, "weight": 0.25},
-                                    embedder=True, trace="claims", verdicts_key="response_verdicts",
-                                    summary="statement F-beta vs the reference, weighted with semantic similarity",
-                                    role="generation"),
-    "semantic_similarity": MetricDef(semantic_similarity, (RESP, REF), (), {"threshold": None}, judge=False,
-                                     embedder=True, summary="cosine of response and reference embeddings"),
-    "id_context_precision": MetricDef(id_context_precision, IDS, IDS, summary="retrieved ids that are reference ids",
-                                      **IDS_FACTS),
-    "id_context_recall": MetricDef(id_context_recall, IDS, IDS, summary="reference ids that were retrieved",
-                                   **IDS_FACTS),
-    "hit_rate": MetricDef(hit_rate, IDS, IDS, {"k": None}, summary="any reference id in top k", **IDS_FACTS),
-    "mrr": MetricDef(mrr, IDS, IDS, {"k": None}, summary="1/rank of the first reference id", **IDS_FACTS),
-    "ndcg": MetricDef(ndcg, IDS, IDS, {"k": None}, summary="NDCG at k, binary relevance", **IDS_FACTS),
-    "exact_match": MetricDef(exact_match, PAIR, summary="1 when the response equals the reference", **NO_MODEL),
-    "string_presence": MetricDef(string_presence, PAIR, summary="1 when the reference occurs in the response",
-                                 **NO_MODEL),
-    "non_llm_string_similarity": MetricDef(non_llm_string_similarity, PAIR, (), {"distance_measure": "levenshtein"},
-                                           {"distance_measure": MEASURES},
-                                           summary="1 minus the normalised edit distance to the reference",
-                                           **NO_MODEL),
-    "bleu_score": MetricDef(bleu_score, PAIR, summary="BLEU of the response against the reference (sacrebleu)",
-                            **NO_MODEL),
-    "rouge_score": MetricDef(rouge_score, PAIR, (), {"rouge_type": "rougeL", "mode": "fmeasure"},
-                             {"rouge_type": ROUGE_TYPES, "mode": ROUGE_MODES},
-                             summary="ROUGE of the response against the reference (rouge-score)", **NO_MODEL),
-    "chrf_score": MetricDef(chrf_score, PAIR, summary="character n-gram F-score (chrF) against the reference "
-                            "(sacrebleu)", **NO_MODEL),
-    "quoted_spans_alignment": MetricDef(quoted_spans_alignment, (RESP, CTX), (), {"casefold": "true",
-                                        "min_span_words": 3}, {"casefold": ("true", "false")},
-                                        summary="share of the response's quoted spans found in the contexts",
-                                        trace="statements", trace_words=QUOTE_WORDS, role="generation",
-                                        **NO_MODEL),
-    "non_llm_context_precision": MetricDef(
-        non_llm_context_precision, (CTX, REF_CTX), (REF_CTX,), STRING_CONTEXTS,
-        {"distance_measure": MEASURES}, summary="average precision of chunks similar to a reference context",
-        trace="chunks", role="retrieval", **NO_MODEL),
-    "non_llm_context_recall": MetricDef(
-        non_llm_context_recall, (CTX, REF_CTX), (CTX, REF_CTX), STRING_CONTEXTS, {"distance_measure": MEASURES},
-        summary="share of reference contexts similar to a retrieved chunk", trace="statements",
-        trace_words=REF_CTX_WORDS, role="retrieval", **NO_MODEL),
-    **JUDGED_TEXTS_METRICS,  # summary score, instance-specific rubrics, SQL semantic equivalence
-    **TOOL_CALLS_METRICS,  # the agent metrics that compare tool calls, no model
-    **AGENTS_METRICS,  # the agent metrics the judge reads a conversation for
-}
-ALIASES: dict[str, tuple[str, dict[str, Any]]] = {
-    "response_relevancy": ("answer_relevancy", {}),
-    "noise_sensitivity_irrelevant": ("noise_sensitivity", {"mode": "irrelevant"}),
-    "noise_sensitivity_relevant": ("noise_sensitivity", {"mode": "relevant"}),
-    "context_precision_without_reference": ("context_utilization", {}),
-    "non_llm_context_precision_with_reference": ("non_llm_context_precision", {}),  # Ragas' name
-    "string_present": ("string_presence", {}),  # Ragas' name for StringPresence's score
-    **JUDGED_TEXTS_ALIASES,
-    **TOOL_CALLS_ALIASES,
-    **AGENTS_ALIASES,
-}
+from localeval.metrics.table import ALIASES, DEFAULT_METRICS, METRICS
 
 CRITERIA_SUFFIXES = (".toml", ".py")  # a metric spec starting with such a path names a criteria file
-
-DEFAULT_METRICS = (
-    "context_precision",
-    "context_recall",
-    "faithfulness",
-    "answer_relevancy",
-    "factual_correctness",
-    "noise_sensitivity",
-)
 
 
 def _unknown_metric(base: str) -> LocalevalError:

@@ -6,7 +6,7 @@ import math
 from collections.abc import Sequence
 
 from localeval.data.sample import Sample
-from localeval.steps import Steps
+from localeval.steps import Outcome, no_asks
 
 
 def _unique(ids: Sequence[str]) -> list[str]:
@@ -60,31 +60,31 @@ def _ids(sample: Sample) -> tuple[list[str], list[str]]:
     return list(sample.retrieved_context_ids or ()), list(sample.reference_context_ids or ())
 
 
-def id_context_precision(sample: Sample, trace: dict) -> Steps:
+@no_asks
+def id_context_precision(sample: Sample, trace: dict) -> Outcome:
     """ID-based context precision (no judge)."""
     return id_precision(*_ids(sample))
-    yield  # a generator with no asks
 
 
-def id_context_recall(sample: Sample, trace: dict) -> Steps:
+@no_asks
+def id_context_recall(sample: Sample, trace: dict) -> Outcome:
     """ID-based context recall (no judge)."""
     return id_recall(*_ids(sample))
-    yield
 
 
-def hit_rate(sample: Sample, trace: dict, k: int | None = None) -> Steps:
+@no_asks
+def hit_rate(sample: Sample, trace: dict, k: int | None = None) -> Outcome:
     """Hit rate at k (no judge)."""
     return hit_rate_score(*_ids(sample), k)
-    yield
 
 
-def mrr(sample: Sample, trace: dict, k: int | None = None) -> Steps:
+@no_asks
+def mrr(sample: Sample, trace: dict, k: int | None = None) -> Outcome:
     """Reciprocal rank at k; its mean over samples is the MRR (no judge)."""
     return reciprocal_rank(*_ids(sample), k)
-    yield
 
 
-def ndcg(sample: Sample, trace: dict, k: int | None = None) -> Steps:
+@no_asks
+def ndcg(sample: Sample, trace: dict, k: int | None = None) -> Outcome:
     """NDCG at k (no judge)."""
     return ndcg_score(*_ids(sample), k)
-    yield

@@ -9,7 +9,7 @@ from localeval.data.sample import Sample
 from localeval.metrics.context_precision import average_precision
 from localeval.metrics.strings import similarity
 from localeval.nan import Nan
-from localeval.steps import Steps
+from localeval.steps import Outcome, no_asks
 
 SHOWN_CHARS = 120  # a reference context in the trace: its start
 
@@ -36,8 +36,9 @@ def _record(trace: dict, best: list[tuple[int, float]], verdicts: list[int], wha
                         for (i, s), v in zip(best, verdicts, strict=True)]
 
 
+@no_asks
 def non_llm_context_precision(sample: Sample, trace: dict, distance_measure: str = "levenshtein",
-                              threshold: float = 0.5) -> Steps:
+                              threshold: float = 0.5) -> Outcome:
     """Each retrieved context is relevant when its similarity to the closest reference context is at least
     `threshold` (1 minus the normalised `distance_measure`, as in `non_llm_string_similarity`); the score is
     the average precision of those verdicts in rank order (Ragas' epsilon included, so no relevant context,
@@ -49,11 +50,11 @@ def non_llm_context_precision(sample: Sample, trace: dict, distance_measure: str
     verdicts = [int(s >= threshold) for _, s in best]
     _record(trace, best, verdicts, "reference context", (">=", "<"), threshold)
     return average_precision(verdicts)
-    yield  # a generator with no asks
 
 
+@no_asks
 def non_llm_context_recall(sample: Sample, trace: dict, distance_measure: str = "levenshtein",
-                           threshold: float = 0.5) -> Steps:
+                           threshold: float = 0.5) -> Outcome:
     """Share of reference contexts whose closest retrieved context has a similarity above `threshold`
     (strictly: a similarity equal to it is a miss, where precision counts it) by the `distance_measure`.
     Ragas cannot score a sample without reference or retrieved contexts (NaN, or it raises)."""
@@ -67,4 +68,3 @@ def non_llm_context_recall(sample: Sample, trace: dict, distance_measure: str = 
     trace["statements"] = [text if len(text) <= SHOWN_CHARS else text[:SHOWN_CHARS] + "…" for text in reference]
     _record(trace, best, verdicts, "retrieved context", (">", "<="), threshold)
     return sum(verdicts) / len(verdicts)
-    yield

@@ -11,7 +11,7 @@ from typing import Any
 
 from localeval.data.sample import Sample
 from localeval.nan import Nan
-from localeval.steps import Outcome, Steps
+from localeval.steps import Outcome, no_asks
 
 MEASURES = ("levenshtein", "hamming", "jaro", "jaro_winkler")
 ROUGE_TYPES = ("rouge1", "rougeL")
@@ -108,47 +108,48 @@ def _pair(sample: Sample, score: Any, *options: str) -> Outcome:
     return Nan("missing_field") if texts is None else score(*texts, *options)
 
 
-def exact_match(sample: Sample, trace: dict) -> Steps:
+@no_asks
+def exact_match(sample: Sample, trace: dict) -> Outcome:
     """1.0 when the response is the reference, character for character (case and whitespace count), else 0.0."""
     return _pair(sample, lambda reference, response: float(reference == response))
-    yield  # a generator with no asks
 
 
-def string_presence(sample: Sample, trace: dict) -> Steps:
+@no_asks
+def string_presence(sample: Sample, trace: dict) -> Outcome:
     """1.0 when the reference occurs in the response as it is (case counts; an empty reference always does),
     else 0.0."""
     return _pair(sample, lambda reference, response: float(reference in response))
-    yield
 
 
-def non_llm_string_similarity(sample: Sample, trace: dict, distance_measure: str = "levenshtein") -> Steps:
+@no_asks
+def non_llm_string_similarity(sample: Sample, trace: dict, distance_measure: str = "levenshtein") -> Outcome:
     """1 minus the normalised edit distance between reference and response (rapidfuzz): `levenshtein`,
     `hamming` (the shorter text padded), `jaro` or `jaro_winkler`. Two empty texts score 1.0."""
     return _pair(sample, similarity, distance_measure)
-    yield
 
 
-def bleu_score(sample: Sample, trace: dict) -> Steps:
+@no_asks
+def bleu_score(sample: Sample, trace: dict) -> Outcome:
     """sacrebleu's BLEU over 100, with Ragas' sentence split: both texts are split on ". ", and only the
     response's first sentence is scored, against each reference sentence as an alternative reference."""
     return _pair(sample, bleu)
-    yield
 
 
-def rouge_score(sample: Sample, trace: dict, rouge_type: str = "rougeL", mode: str = "fmeasure") -> Steps:
+@no_asks
+def rouge_score(sample: Sample, trace: dict, rouge_type: str = "rougeL", mode: str = "fmeasure") -> Outcome:
     """ROUGE-1 (unigram overlap) or ROUGE-L (longest common subsequence) of response against reference, with
     rouge-score's Porter stemmer; its tokenizer keeps ASCII letters and digits only, lowercased."""
     return _pair(sample, rouge, rouge_type, mode)
-    yield
 
 
-def chrf_score(sample: Sample, trace: dict) -> Steps:
+@no_asks
+def chrf_score(sample: Sample, trace: dict) -> Outcome:
     """sacrebleu's chrF (character n-gram F-score) over 100; 0.0 when the response or reference is blank."""
     return _pair(sample, chrf)
-    yield
 
 
-def quoted_spans_alignment(sample: Sample, trace: dict, casefold: str = "true", min_span_words: int = 3) -> Steps:
+@no_asks
+def quoted_spans_alignment(sample: Sample, trace: dict, casefold: str = "true", min_span_words: int = 3) -> Outcome:
     """Share of the response's quoted spans (of `min_span_words` words or more, in straight or curly quotes,
     backticks or acute accents) found verbatim in the retrieved contexts joined by spaces; with `casefold`
     true both sides are lowercased with whitespace collapsed. A response that quotes nothing scores 1.0."""
@@ -158,4 +159,3 @@ def quoted_spans_alignment(sample: Sample, trace: dict, casefold: str = "true", 
     found = spans_found(spans, sample.retrieved_contexts, casefold == "true")
     trace["statements"], trace["verdicts"] = spans, [int(f) for f in found]
     return sum(found) / len(found) if found else 1.0
-    yield

@@ -10,10 +10,9 @@ from typing import Any
 
 from localeval.data.messages import ToolCall, tool_calls_made
 from localeval.data.sample import Sample
-from localeval.metrics.definition import MetricDef
 from localeval.metrics.strings import MEASURES, similarity
 from localeval.nan import Nan
-from localeval.steps import Steps
+from localeval.steps import Outcome, no_asks
 
 ARG_COMPARISONS = ("exact", *MEASURES)
 
@@ -126,8 +125,9 @@ def _calls(sample: Sample) -> tuple[list[ToolCall], tuple[ToolCall, ...]] | None
     return tool_calls_made(sample.conversation), sample.reference_tool_calls
 
 
+@no_asks
 def tool_call_accuracy(sample: Sample, trace: dict, strict_order: str = "true", arg_comparison: str = "exact"
-                       ) -> Steps:
+                       ) -> Outcome:
     """The tool calls of the AI turns against the reference calls, pair by pair: 0 unless the names line up
     (in order with `strict_order` true, as multisets with it false), else the mean argument score over the
     reference calls; arguments compared as text, `exact`ly or by a string similarity (`levenshtein`,
@@ -138,10 +138,10 @@ def tool_call_accuracy(sample: Sample, trace: dict, strict_order: str = "true", 
     score, shown = accuracy(*calls, strict_order == "true", arg_comparison)
     trace.update(shown)
     return score
-    yield  # a generator with no asks
 
 
-def tool_call_f1(sample: Sample, trace: dict) -> Steps:
+@no_asks
+def tool_call_f1(sample: Sample, trace: dict) -> Outcome:
     """F1 of the tool calls made against the reference calls, each a (name, arguments) pair that must match
     exactly (values by type: "1" is not 1), repeats counted once; rounded to 4 places."""
     calls = _calls(sample)
@@ -150,18 +150,3 @@ def tool_call_f1(sample: Sample, trace: dict) -> Steps:
     score, shown = f1(*calls)
     trace.update(shown)
     return score
-    yield
-
-
-REQUIRED = ("conversation", "reference_tool_calls")
-FACTS: dict[str, Any] = {"judge": False, "trace": "tool_calls", "role": None}
-
-TOOL_CALLS_METRICS: dict[str, MetricDef] = {
-    "tool_call_accuracy": MetricDef(
-        tool_call_accuracy, REQUIRED, (), {"strict_order": "true", "arg_comparison": "exact"},
-        {"strict_order": ("true", "false"), "arg_comparison": ARG_COMPARISONS},
-        summary="tool calls made vs the reference, pair by pair: names in line, arguments compared", **FACTS),
-    "tool_call_f1": MetricDef(tool_call_f1, REQUIRED, summary="F1 of the tool calls made vs the reference calls "
-                              "(name and arguments exact, as sets)", **FACTS),
-}
-TOOL_CALLS_ALIASES: dict[str, tuple[str, dict[str, Any]]] = {}

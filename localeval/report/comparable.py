@@ -31,7 +31,7 @@ def comparison_warnings(run_a: Run, run_b: Run, names: tuple[str, str] = ("A", "
     missing = [name for name, info in zip(names, (a, b), strict=True) if not isinstance(info.get("config"), Mapping)]
     if missing:
         warnings.append(f"the settings that decide answers are not recorded for {' and '.join(missing)} (a run "
-                        "written by an older localeval, or not by evaluate), so they were not compared")
+                        "not written by evaluate), so they were not compared")
     else:
         warnings += [f"{setting} differs: {va!r} in {names[0]}, {vb!r} in {names[1]}"
                      for setting, (va, vb) in _differences(a["config"], b["config"]).items()]
@@ -56,19 +56,18 @@ def _deciding(config: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _invariance_warnings(a: Mapping[str, Any], b: Mapping[str, Any], names: tuple[str, str]) -> list[str]:
-    """A run whose judge is not batch-invariant (or not known to be), unless both runs shared one judge cache."""
+    """A run whose judge is not batch-invariant, unless both runs shared one judge cache."""
     if a.get("cache") and b.get("cache") and _same_file(a["cache"], b["cache"]):
         return []  # an ask both runs made was answered once, and served from the cache to the other
     warnings = []
     for name, info in zip(names, (a, b), strict=True):
+        if "invariance" not in info:
+            continue  # a run not written by evaluate: said above
         said = run_invariance(info)
         if said.batch_invariant is False:
             warnings.append(f"{name}'s judge is not batch-invariant ({said.note}): an ask both runs made may have "
                             f"been answered differently in each, so part of a difference may come from what shared "
                             f"its batch; {SHARE_CACHE}")
-        elif said.batch_invariant is None:
-            warnings.append(f"whether {name}'s judge is batch-invariant is {said.note}; if it is not, an ask both "
-                            f"runs made may have been answered differently in each")
     return warnings
 
 

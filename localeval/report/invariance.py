@@ -12,39 +12,39 @@ from dataclasses import dataclass
 from html import escape
 from typing import Any
 
+from localeval.errors import LocalevalError
+
 NO_JUDGE = "no judge was asked: no metric of this run needs one"
-NOT_RECORDED = "not recorded: this run was written before localeval recorded batch invariance"
 SHARE_CACHE = ("to compare two runs, run both with one shared --cache FILE: an ask the first run answered is "
-               "served the same answer in the second (README: Comparing runs)")
+               "served the same answer in the second (docs/trusting-the-judge.md: Runs you can compare)")
 
 
 @dataclass(frozen=True)
 class RunInvariance:
-    """Whether a run's judge was batch-invariant: True, False, or None (not recorded), and what it said."""
+    """Whether a run's judge was batch-invariant, and what it said."""
 
-    batch_invariant: bool | None
+    batch_invariant: bool
     note: str
 
     def as_words(self) -> str:
-        """One line for a table of facts: yes, no or unknown, then the engine's note."""
-        said = {True: "yes", False: "no", None: "unknown"}[self.batch_invariant]
+        """One line for a table of facts: yes or no, then the engine's note."""
+        said = "yes" if self.batch_invariant else "no"
         return f"{said} ({self.note})"
 
 
 def run_invariance(info: Mapping[str, Any]) -> RunInvariance:
-    """What a run record (summary.json's ``run``) says; an older run without the field reads as unknown."""
+    """What a run record (summary.json's ``run``) says of its judge's batch invariance."""
     record = info.get("invariance")
     if isinstance(record, Mapping) and isinstance(record.get("batch_invariant"), bool):
         return RunInvariance(record["batch_invariant"], str(record.get("note") or ""))
-    if "judge" in info and info["judge"] is None:
-        return RunInvariance(True, NO_JUDGE)  # an older run that asked no judge
-    return RunInvariance(None, NOT_RECORDED)
+    raise LocalevalError("summary.json: the run record says nothing of batch invariance; it was written by another "
+                         "localeval version, rerun evaluate")
 
 
 def invariance_warning(info: Mapping[str, Any]) -> str | None:
-    """The printed summary's line when the run's judge is not batch-invariant; None when it is, or unknown."""
+    """The printed summary's line when the run's judge is not batch-invariant; None when it is."""
     said = run_invariance(info)
-    if said.batch_invariant is not False:
+    if said.batch_invariant:
         return None
     return (f"warning: the judge is not batch-invariant ({said.note}): an ask's answer can depend on the asks "
             f"that share its batch, so another run may answer an identical ask differently; {SHARE_CACHE}")

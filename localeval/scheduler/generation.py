@@ -21,7 +21,7 @@ from localeval.prompts.base import answer_token_bound
 from localeval.scheduler.answers import answer_dict, cut_off, storable
 from localeval.scheduler.requests import Pending
 from localeval.scheduler.usage import Usage, charge_generation
-from localeval.store.cache import JudgeCache
+from localeval.store.cache import AnswerStore
 from localeval.store.cache_errors import CacheError
 
 RETRY_FACTOR = 2  # a truncated answer is asked once more with at least this many times the token budget
@@ -35,7 +35,7 @@ COMMIT_MOST = 4096
 class Generation:
     """Sends a round's uncached requests to the engine, stores answers as they come, counts engine calls."""
 
-    def __init__(self, engine: JudgeEngine, cache: JudgeCache, commit_every: int) -> None:
+    def __init__(self, engine: JudgeEngine, cache: AnswerStore, commit_every: int) -> None:
         self.engine = engine
         self.cache = cache
         self.commit_every = commit_every

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -57,17 +59,17 @@ class CacheServer:
         self.cache.close()
 
 
-class RemoteCache(JudgeCache):
-    """A replica's view of the driver's cache: every get and put is a call to the CacheServer actor."""
+class RemoteCache:
+    """A replica's view of the driver's cache (a ``store.cache.AnswerStore``): every get and put is a call to the
+    CacheServer actor; no file is held here."""
 
-    def __init__(self, server: Any) -> None:  # no file of its own: super().__init__ is not called
+    path: Path | None = None
+
+    def __init__(self, server: Any) -> None:
         import ray
 
         self._ray = ray
         self.server = server
-        self.path = None
-        self._conn = None
-        self._closed = False
 
     @property
     def enabled(self) -> bool:
@@ -88,16 +90,22 @@ class RemoteCache(JudgeCache):
             self._ray.get(self.server.put_embeddings.remote(list(items)))
 
 
+@dataclass(frozen=True)
+class ReplicaRun:
+    """What a replica keeps between the chunks of one run: the configuration, its scheduler and its metrics."""
+
+    config: RunConfig
+    scheduler: Scheduler
+    specs: list[MetricSpec]
+
+
 def replica_score(replica: Any, samples: list[Sample], config: RunConfig, server: Any, embedder: Any) -> RunOutput:
     """A chunk scored on a replica with its own engine; the scheduler is built once per replica and run."""
-    held = getattr(replica, "chunk_scheduler", None)
-    if held is None or held[0] != config:
+    held = replica.held
+    if not isinstance(held, ReplicaRun) or held.config != config:
         scheduler = config.scheduler(replica.engine, embedder, RemoteCache(server), False)
-        held = (config, scheduler, parse_metrics(list(config.metrics)))
-        replica.chunk_scheduler = held
-    scheduler, specs = held[1], held[2]
-    assert isinstance(scheduler, Scheduler)
-    return score_chunk(scheduler, samples, specs)
+        held = replica.held = ReplicaRun(config, scheduler, parse_metrics(list(config.metrics)))
+    return score_chunk(held.scheduler, samples, held.specs)
 
 
 class RayChunks:

@@ -24,7 +24,7 @@ from localeval.scheduler.generation import Generation
 from localeval.scheduler.requests import Pending, RequestMaker
 from localeval.scheduler.usage import Usage, charge_embedding
 from localeval.steps import Embed, Outcome, Steps
-from localeval.store.cache import JudgeCache
+from localeval.store.cache import AnswerStore, JudgeCache
 
 
 @dataclass
@@ -61,7 +61,7 @@ class Scheduler:
         self,
         engine: JudgeEngine | None,
         embedder: Any | None = None,
-        cache: JudgeCache | None = None,
+        cache: AnswerStore | None = None,
         settings: Settings = DEFAULT_SETTINGS,
         seed: int = 0,
         progress: bool | RunProgress = True,
@@ -70,7 +70,7 @@ class Scheduler:
     ) -> None:
         self.engine = engine
         self.embedder = embedder
-        self.cache = cache or JudgeCache.disabled()
+        self.cache: AnswerStore = cache if cache is not None else JudgeCache.disabled()
         self.settings = settings
         self.seed = seed
         self.progress = progress

@@ -11,7 +11,7 @@ from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, Protocol, Self
 
 import numpy as np
 
@@ -75,6 +75,23 @@ def _prepare(conn: sqlite3.Connection, path: Path) -> None:
                              f"{', '.join(found)}, not {', '.join(columns)}): give --cache another file")
     if version < FORMAT:  # a new file, or one from before the format was numbered (the same tables)
         conn.execute(f"PRAGMA user_version={FORMAT}")
+
+
+class AnswerStore(Protocol):
+    """What the scheduler reads and writes by key: a :class:`JudgeCache`, or a Ray replica's view of the driver's."""
+
+    path: Path | None  # the file, where this process holds it
+
+    @property
+    def enabled(self) -> bool: ...
+
+    def get_answers(self, keys: Sequence[str]) -> dict[str, dict[str, Any]]: ...
+
+    def put_answers(self, items: Sequence[tuple[str, dict[str, Any]]]) -> None: ...
+
+    def get_embeddings(self, keys: Sequence[str]) -> dict[str, np.ndarray]: ...
+
+    def put_embeddings(self, items: Sequence[tuple[str, np.ndarray]]) -> None: ...
 
 
 class JudgeCache:

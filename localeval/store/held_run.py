@@ -99,19 +99,15 @@ def _message(folder: Path, held: HeldRun, metrics: Sequence[str], chunks: Chunks
 def first_difference(folder: Path, chunks: Chunks) -> str:
     """Where the folder's samples and this run's part first: the sample and the field, or the count."""
     path = folder / SAMPLES
-    if path.is_file() and path.stat().st_size:
+    held: list[Any] = []
+    if path.is_file():
         with path.open("rb") as handle:
             held = [row for row in map(_loads, handle) if row is not None]
-        keyed = False
-    else:  # an older localeval's run folder: only the ids of scores.jsonl
-        with (folder / SCORES).open("rb") as handle:
-            held = [{"id": row.get("id")} for row in map(_loads, handle) if isinstance(row, dict)]
-        keyed = True
     number = 0
     for chunk in chunks():
         for sample in chunk:
             record = sample_record(sample)
-            new = {"id": record.get("id")} if keyed else json.loads(json.dumps(record, ensure_ascii=False))
+            new = json.loads(json.dumps(record, ensure_ascii=False))
             if number >= len(held):
                 return f"this run has more samples: its sample {number + 1}, {_id(new)}, is not in the folder"
             old = held[number] if isinstance(held[number], dict) else {}
@@ -160,14 +156,10 @@ def _same_plan(folder: Path, data: Mapping[str, Any] | None) -> bool:
 def _same_samples(folder: Path, chunks: Chunks, held: HeldRun, count: int) -> bool:
     """The folder's samples are this run's, all of them or (an unfinished chunked run of as many) the first ones."""
     path = folder / SAMPLES
-    if path.is_file() and path.stat().st_size:
-        with path.open("rb") as handle:
-            match = _match(handle, (samples_text(chunk).encode("utf-8") for chunk in chunks()))
-    else:  # a run folder without samples.jsonl (an older localeval's): the ids of scores.jsonl
-        with (folder / SCORES).open("rb") as handle:
-            ids = [str(row.get("id")) if isinstance(row, dict) else "" for row in map(_loads, handle)]
-        new = [str(s.id) for chunk in chunks() for s in chunk]
-        match = "same" if ids == new else "prefix" if ids == new[: len(ids)] else "other"
+    if not path.is_file():
+        return False
+    with path.open("rb") as handle:
+        match = _match(handle, (samples_text(chunk).encode("utf-8") for chunk in chunks()))
     return match == "same" or (match == "prefix" and held.planned == count)
 
 

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from localeval.engine.base import Request
-from localeval.engine.soft import LeadTable, binary_p1, step_p1, token_leads
+from localeval.engine.soft import LeadTable, binary_p1, token_leads
 from localeval.metrics.soft import binary_paths
 
 TEXTS = ["0", "1", "0}", "1,", "a", '"', "10"]  # a toy vocabulary
@@ -46,7 +46,7 @@ def test_a_step_that_is_not_a_binary_decision_has_none() -> None:
     assert binary_p1(logits[0], _mask(1, 3), table) is None  # only ones: no choice
     assert binary_p1(logits[0], _mask(0), table) is None
     both = torch.stack([_mask(0, 1), _mask(5)])
-    assert step_p1(logits, both, table) == [0.5, None]
+    assert [binary_p1(logits[k], both[k], table) for k in range(2)] == [0.5, None]
 
 
 REQUESTS = [

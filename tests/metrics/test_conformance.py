@@ -104,7 +104,7 @@ def _case_setup(case: dict[str, Any]) -> tuple[str, Sample, Any, Any]:
                 return {"statements": _names(prefix, len(source[0]))}
             if data["context"] == "the reference":
                 verdicts = in_ref
-            else:  # one ask per list and chunk, or one per chunk with both lists (merged)
+            else:  # one ask per list and chunk
                 k = int(data["context"].split()[-1])
                 verdicts = [(by_ref if s.startswith("ref") else by_resp)[k][int(s.split()[-1])]
                             for s in data["statements"]]
@@ -168,23 +168,20 @@ def _nli_asks(engine: ScriptedEngine) -> int:
     return sum(1 for r in engine.requests if r.label == "nli")
 
 
-@pytest.mark.parametrize("layout", ["merged", "separate"])
 @pytest.mark.parametrize("case", NOISE_CASES, ids=[f"noise-{i}" for i in range(len(NOISE_CASES))])
-def test_noise_sensitivity_ask_layouts_reproduce_ragas(case: dict[str, Any], layout: str) -> None:
-    """Both lists per chunk in one ask (N + 1 NLI asks), or Ragas' one ask per list and chunk (2N + 1)."""
-    engine = _check(case, f":asks={layout}")
+def test_noise_sensitivity_reproduces_ragas(case: dict[str, Any]) -> None:
+    """Ragas' one ask per statement list and chunk (2N + 1 NLI asks)."""
+    engine = _check(case, "")
     n = len(case["inputs"]["reference_statements_by_context"])
-    assert _nli_asks(engine) == (n + 1 if layout == "merged" else 2 * n + 1)
+    assert _nli_asks(engine) == 2 * n + 1
 
 
-@pytest.mark.parametrize("layout", ["merged", "separate"])
 @pytest.mark.parametrize("case", WIDE_NOISE, ids=[f"wide-noise-{i}" for i in range(len(WIDE_NOISE))])
-def test_noise_sensitivity_ask_layouts_reproduce_ragas_wide(case: dict[str, Any], layout: str) -> None:
+def test_noise_sensitivity_reproduces_ragas_wide(case: dict[str, Any]) -> None:
     """Up to 12 chunks and 12 statements a side, both modes, empty statement lists (NaN, no NLI ask)."""
-    engine = _check(case, f":asks={layout}")
+    engine = _check(case, "")
     n = len(case["inputs"]["reference_statements_by_context"])
-    asks = (n + 1 if layout == "merged" else 2 * n + 1) if case["expected"] is not None else 0
-    assert _nli_asks(engine) == asks
+    assert _nli_asks(engine) == (2 * n + 1 if case["expected"] is not None else 0)
 
 
 def test_covers_all_250_cases() -> None:

@@ -55,7 +55,7 @@ def test_a_misspelled_option_value_gets_a_guess_and_the_choices() -> None:
     assert _message("factual_correctness:mode=precison") == (
         "metric factual_correctness: option mode='precison' must be one of f1 | precision | recall; "
         "did you mean 'precision'?")
-    assert _message("noise_sensitivity:asks=merge").endswith("separate | merged; did you mean 'merged'?")
+    assert _message("noise_sensitivity:mode=irelevant").endswith("did you mean 'irrelevant' or 'relevant'?")
     assert "did you mean" not in _message("factual_correctness:mode=f2")
 
 

@@ -100,8 +100,7 @@ def test_metric_names_and_options() -> None:
     assert parse_metric("response_relevancy").base == "answer_relevancy"
     irrelevant = parse_metric("noise_sensitivity_irrelevant")
     assert irrelevant.name == "noise_sensitivity_irrelevant"
-    assert irrelevant.options == {"mode": "irrelevant", "asks": "separate"}
-    assert parse_metric("noise_sensitivity:asks=merged").name == "noise_sensitivity(asks=merged)"
+    assert irrelevant.options == {"mode": "irrelevant"}
     assert parse_metric("noise_sensitivity:mode=irrelevant").name == "noise_sensitivity_irrelevant"
     fc = parse_metric("factual_correctness:mode=f1:beta=0.5:atomicity=high")
     assert fc.options == {"mode": "f1", "beta": 0.5, "atomicity": "high", "coverage": "low", "empty": "zero"}

@@ -81,17 +81,15 @@ def test_runs_that_shared_one_cache_need_no_invariance_warning(make_run, tmp_pat
     assert len(compare_runs(a, b).warnings) == 2
 
 
-def test_an_older_run_is_unknown_and_says_so(make_run) -> None:
-    old = {"judge": "judge-x float32"}  # no config, no invariance: written by an older localeval
+def test_a_run_not_written_by_evaluate_says_so(make_run) -> None:
+    old = {"judge": "judge-x float32"}  # no config, no invariance: not written by evaluate
     a, b = pair(make_run, old, record())
     warnings = compare_runs(a, b).warnings
     assert any("settings that decide answers are not recorded for A" in w for w in warnings)
-    assert any(w.startswith("whether A's judge is batch-invariant is not recorded") for w in warnings)
-    assert len(warnings) == 2
+    assert len(warnings) == 1
     no_judge = pair(make_run, {"judge": None}, {"judge": None, "config": RunConfig().to_dict()})
     assert compare_runs(*no_judge).warnings == ["the settings that decide answers are not recorded for A (a run "
-                                                "written by an older localeval, or not by evaluate), so they were "
-                                                "not compared"]
+                                                "not written by evaluate), so they were not compared"]
 
 
 def test_warnings_reach_the_json_html_and_text(make_run) -> None:

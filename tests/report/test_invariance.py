@@ -12,8 +12,8 @@ import localeval.api
 from localeval.cli import main
 from localeval.engine.base import Invariance
 from localeval.engine.scripted import ScriptedEngine, rule_script
-from localeval.report.html import render_report
-from localeval.report.invariance import NO_JUDGE, NOT_RECORDED, run_invariance
+from localeval.errors import LocalevalError
+from localeval.report.invariance import NO_JUDGE, run_invariance
 from localeval.rescore import rescore
 
 ROWS = [{"id": "a", "user_input": "Where does the river Alpha flow?",
@@ -63,15 +63,13 @@ def test_a_run_without_a_judge_is_batch_invariant(tmp_path: Path) -> None:
     assert summary(out)["run"]["invariance"] == {"batch_invariant": True, "note": NO_JUDGE}
 
 
-def test_an_older_run_reads_as_unknown(tmp_path: Path) -> None:
+def test_a_run_record_without_invariance_is_refused(tmp_path: Path) -> None:
     out = tmp_path / "run"
     localeval.evaluate(ROWS, metrics="faithfulness", judge=Batched(rule_script), out=out, progress=False)
     data = summary(out)
     del data["run"]["invariance"]
-    (out / "summary.json").write_text(json.dumps(data))
-    assert run_invariance(data["run"]).batch_invariant is None
-    assert f"Batch-invariant judge: unknown ({NOT_RECORDED})." in render_report(out)
-    assert run_invariance({"judge": None}).note == NO_JUDGE  # an older run that asked no judge
+    with pytest.raises(LocalevalError, match="another localeval version"):
+        run_invariance(data["run"])
 
 
 def test_the_command_prints_the_warning(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

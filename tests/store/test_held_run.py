@@ -171,16 +171,13 @@ def test_the_command_stops_before_loading_a_judge_and_names_replace(tmp_path: Pa
     assert ids(out) == ["r0", "r1"]  # the judge never loaded, so nothing was replaced
 
 
-def test_a_run_written_before_samples_jsonl_is_compared_by_ids(tmp_path: Path, built) -> None:
+def test_a_folder_with_scores_and_no_samples_jsonl_is_another_runs(tmp_path: Path, built) -> None:
     out = tmp_path / "run"
     run(rows(3), out)
-    for name in ("samples.jsonl", CHUNKS):  # such a run wrote neither
-        (out / name).unlink()
-    run(rows(3), out)  # the same ids: the same run
-    for name in ("samples.jsonl", CHUNKS):
+    for name in ("samples.jsonl", CHUNKS):  # evaluate writes both: this folder is not one of its runs
         (out / name).unlink()
     with pytest.raises(LocalevalError, match="its samples are not this run's"):
-        run(rows(3, start=1), out)
+        run(rows(3), out)
 
 
 def test_the_clash_names_the_first_sample_and_field_that_differ(tmp_path: Path, built) -> None:

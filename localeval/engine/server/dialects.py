@@ -18,10 +18,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from localeval.engine.base import Request
+from localeval.engine.base import TOP_LOGPROBS, Request
 
 KINDS = ("vllm", "vllm-legacy", "sglang", "llamacpp", "ollama", "openai")
-TOP_LOGPROBS = 20  # vLLM's and OpenAI's cap
 OPENAI_CHAT = "/v1/chat/completions"
 # Neutral sampling in each family's names (the llama.cpp names are Ollama's options too).
 VLLM_SAMPLING = {"top_p": 1.0, "top_k": -1, "min_p": 0.0, "repetition_penalty": 1.0}
@@ -167,4 +166,4 @@ DIALECTS = {
 }
 
 
-__all__ = ["DIALECTS", "KINDS", "TOP_LOGPROBS", "Completion", "Dialect", "Reply", "Step"]
+__all__ = ["DIALECTS", "KINDS", "Completion", "Dialect", "Reply", "Step"]

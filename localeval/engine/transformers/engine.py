@@ -53,9 +53,7 @@ class TransformersEngine:
 
     ``profile`` adds up, over the engine's life, the seconds spent in each part of the work (prefill
     of shared prefixes and of each ask's own tokens, decode steps, grammar masking) and the token
-    counts (``decode_tokens / decode_steps``: busy rows per step). ``on_rows``, when set, is called with
-    each batch of decoded rows as (prompt ids, answer tokens) pairs, in admission order, ``batch_size`` at a
-    time: the public hook for a tool that replays or times the same tokens from outside the engine.
+    counts (``decode_tokens / decode_steps``: busy rows per step).
     """
 
     grows_in_place = True  # a row past its planned length decodes on in its slot (no restart, no retry)
@@ -96,7 +94,6 @@ class TransformersEngine:
         # models whose cache layers are plain; it changes answers, so it is part of the fingerprint.
         self.stop_repeats = stop_repeats and self.loaded.plain_layers
         self.guard = RepeatGuard(self.tokenizer) if self.stop_repeats else None
-        self.on_rows: Callable[[list[tuple[tuple[int, ...], tuple[int, ...]]]], None] | None = None
         self.drafts = max(0, drafts)
 
     @functools.cached_property
@@ -192,7 +189,6 @@ class TransformersEngine:
         if not (self.loaded.plain_layers and self.loaded.flat):
             for batch, shared in plan:
                 decode_batch(self.loaded, self.grammar, batch, shared, self.prefixes, self.profile, finished, leads)
-                self._record(batch)
             return
         for batch, shared in plan:
             for row in batch:
@@ -200,14 +196,8 @@ class TransformersEngine:
         # Prompts in token order: the asks of one prompt and one sample, which share the longest prefixes,
         # come one after another (an ask's n samples stay together, in seed order)
         queue = sorted(rows, key=lambda r: r.ids)
-        order = decode_continuous(self.loaded, self.grammar, queue, self.batch_size, self.prefixes, self.profile,
-                                  finished, leads, self.guard, self.drafts, self.prefix_reuse)
-        for start in range(0, len(order), self.batch_size):
-            self._record([queue[k] for k in order[start : start + self.batch_size]])
-
-    def _record(self, rows: list[Row]) -> None:
-        if self.on_rows is not None:
-            self.on_rows([(tuple(r.ids), tuple(r.tokens)) for r in rows])
+        decode_continuous(self.loaded, self.grammar, queue, self.batch_size, self.prefixes, self.profile,
+                          finished, leads, self.guard, self.drafts, self.prefix_reuse)
 
     @functools.cached_property
     def leads(self) -> LeadTable:

@@ -146,7 +146,7 @@ def cpu_default_dtype() -> Any:
 
     With those instructions bfloat16 linear layers are several times faster than float32 (attention stays
     float32); without them (AVX2 only) bfloat16 runs on reference kernels, several times slower than float32
-    (benchmarks/README.md).
+    (docs/cpu.md: Speed knobs).
     """
     import torch
 

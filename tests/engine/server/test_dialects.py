@@ -7,8 +7,8 @@ import math
 
 import pytest
 
-from localeval.engine.base import Request
-from localeval.engine.server.dialects import DIALECTS, TOP_LOGPROBS, parse_ollama, parse_openai
+from localeval.engine.base import TOP_LOGPROBS, Request
+from localeval.engine.server.dialects import DIALECTS, parse_ollama, parse_openai
 
 SCHEMA = {"type": "object", "properties": {"verdict": {"type": "integer", "enum": [0, 1]}}, "required": ["verdict"]}
 ASK = Request(messages=(("system", "judge"), ("user", '{"x": 1}')), schema=SCHEMA, max_tokens=90, temperature=0.7,
