@@ -5,7 +5,7 @@ qwen2.5-coder-1.5b-instruct`, opt in with `-m qwen`) in the CPU's default dtype.
 Faithfulness of the demo samples is scored alone, beside three other metrics, on the samples in reverse
 order, in chunks of 3, and killed mid-run then resumed; every verdict, reason and score must be the same.
 Context precision and response relevancy (seeded sampled questions) are compared between two of those
-runs as well, and `localeval compare` of two runs of the same data must report no change.
+runs as well, and `localeval compare` of two runs of the same data must find no difference and nothing to warn of.
 """
 
 from __future__ import annotations
@@ -111,6 +111,7 @@ def test_every_verdict_and_score_is_the_same_whatever_shares_the_batch(dtype: st
     done = subprocess.run([sys.executable, "-m", "localeval", "compare", str(alone), str(backwards), "--json",
                            str(compared)], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
-    assert "no detectable change" in done.stdout and "Warnings" not in done.stdout
+    assert "Warnings" not in done.stdout  # same judge, settings and invariance: nothing to warn of
     (row,) = json.loads(compared.read_text())["metrics"]
-    assert row["metric"] == "faithfulness" and row["diff"] == 0 and row["verdict"] == "no detectable change"
+    assert row["metric"] == "faithfulness" and row["diff"] == 0 and row["paired"] == 6
+    assert row["verdict"].startswith("too few pairs")  # 6 demo samples, below compare's minimum for a verdict
