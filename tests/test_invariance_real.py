@@ -115,3 +115,29 @@ def test_every_verdict_and_score_is_the_same_whatever_shares_the_batch(dtype: st
     (row,) = json.loads(compared.read_text())["metrics"]
     assert row["metric"] == "faithfulness" and row["diff"] == 0 and row["paired"] == 6
     assert row["verdict"].startswith("too few pairs")  # 6 demo samples, below compare's minimum for a verdict
+
+
+def test_a_judge_whose_kernel_check_fails_is_called_invariant_nowhere(models_folder: Path, tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where the load-time measurement fails, the engine, its fingerprint (part of every cache key) and the run's
+    record all say the answers are not batch-invariant, and `compare` warns of it."""
+    import localeval
+    import localeval.engine.transformers.row_blocks as row_blocks
+    from localeval.engine.transformers import TransformersEngine
+    from localeval.model_folders import DEFAULT_JUDGE
+
+    monkeypatch.setattr(row_blocks, "_PLANS", {})  # measured afresh in this process, and failing
+    monkeypatch.setattr(row_blocks, "plan_rows", lambda weight, bias, seed=0: row_blocks.RowPlan(failure="a fault"))
+    engine = TransformersEngine(models_folder / DEFAULT_JUDGE, threads=1)
+    assert not engine.invariance.batch_invariant and "a fault" in engine.invariance.note
+    assert ":invariant" not in engine.fingerprint
+    samples = [json.loads(line) for line in DEMO.read_text().splitlines()[:2]]
+    for name in ("a", "b"):
+        localeval.evaluate(samples, ["faithfulness"], engine, out=tmp_path / name, progress=False, report=False)
+        record = json.loads((tmp_path / name / "summary.json").read_text())["run"]
+        assert record["invariance"]["batch_invariant"] is False and "a fault" in record["invariance"]["note"]
+        assert record["judge"] == engine.fingerprint
+    done = subprocess.run([sys.executable, "-m", "localeval", "compare", str(tmp_path / "a"), str(tmp_path / "b")],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "Warnings" in done.stdout and "batch-invariant" in done.stdout, done.stdout
