@@ -60,6 +60,8 @@ def trace(argv: list[str]) -> tuple[list[tuple[str, str]], int]:
         if event != "call" or (part := _part(frame)) is None or not _carries(frame):
             return None
         qualname = f"{frame.f_globals['__name__']}.{frame.f_code.co_qualname}"
+        if "__create_fn__" in qualname and "self" in frame.f_locals:  # a dataclass's generated method
+            qualname = f"{frame.f_globals['__name__']}.{type(frame.f_locals['self']).__name__}.{frame.f_code.co_name}"
         seen.setdefault(qualname, part)
         caller = frame.f_back
         above = _part(caller) if caller is not None else None
