@@ -5,15 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from localeval.engine.options import DEFAULT_BATCH_SIZE, DEFAULT_BATCH_TOKENS, TransformersOptions
 from localeval.errors import LocalevalError
 from localeval.prompts.base import Settings
-
-if TYPE_CHECKING:
-    from localeval.scheduler import Scheduler
-    from localeval.store.cache import AnswerStore
 
 ON_MISSING = ("error", "nan")
 # Samples a chunk holds, by engine (docs/bulk-runs.md). Enough asks for full batches and long rounds, few
@@ -87,27 +83,10 @@ class RunConfig:
         if self.chunk_size is not None and self.chunk_size < 1:
             raise ValueError(f"chunk_size must be at least 1, got {self.chunk_size}")
 
-    def chunk_samples(self, engine: Any = None) -> int:
-        """Samples a chunk holds: as set, else the default of the engine object given or the one configured."""
-        if self.chunk_size is not None:
-            return self.chunk_size
-        if engine is None:
-            return CHUNK_SIZES.get(self.engine.engine, CHUNK_SIZES["other"])
-        kind = {"TransformersEngine": "transformers", "VLLMEngine": "vllm", "RayEngine": "ray-vllm",
-                "ServerEngine": "server"}
-        return CHUNK_SIZES[kind.get(type(engine).__name__, "other")]
-
     def with_models(self, judge: Any, embedder: Any) -> RunConfig:
         """This configuration with the fingerprints of the loaded judge and embedder (None: not used)."""
         return replace(self, judge_fingerprint=getattr(judge, "fingerprint", None) if judge is not None else None,
                        embedder_fingerprint=getattr(embedder, "fingerprint", None) if embedder is not None else None)
-
-    def scheduler(self, engine: Any, embedder: Any, cache: AnswerStore | None, progress: bool) -> Scheduler:
-        """A scheduler that asks the judge as this configuration says."""
-        from localeval.scheduler import Scheduler
-
-        return Scheduler(engine, embedder, cache, self.settings, seed=self.seed, progress=progress,
-                         long_context=self.long_context)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict that :meth:`from_dict` reads back into an equal configuration."""

@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 from localeval.api import evaluate_run
-from localeval.bulk import open_source
 from localeval.config import JudgeOptions, RunConfig, build_config, model_object
 from localeval.data import load_samples
 from localeval.data.sample import Sample
@@ -22,6 +21,8 @@ from localeval.metrics.registry import MetricSpec, parse_metrics
 from localeval.prompts.base import Settings
 from localeval.report.plain import plain_table, plain_text
 from localeval.result import EvaluationResult
+from localeval.run.scheduling import build_scheduler, chunk_samples
+from localeval.run.source import open_source
 from localeval.scheduler import total_usage
 from localeval.scheduler.chunked import missing_field_skips
 from localeval.store.cache import JudgeCache
@@ -92,7 +93,7 @@ def _rescore_locked(
 ) -> EvaluationResult:
     cache = JudgeCache(cache_path)
     try:
-        output = config.scheduler(engine, embedder, cache, progress).run(
+        output = build_scheduler(config, engine, embedder, cache, progress).run(
             samples, specs, skip=missing_field_skips(samples, specs))
     finally:
         cache.close()
@@ -172,7 +173,7 @@ def estimate_run(
     """The cost of the run ``config`` describes: ``sample`` random samples (drawn by its seed) run uncached,
     projected to the data set's size or to ``total`` samples (a large file is read in chunks, never whole)."""
     specs = parse_metrics(list(config.metrics) or None)
-    size = config.chunk_samples(judge)
+    size = chunk_samples(config, judge)
     source = open_source(data, specs, True, size, False)
     k = max(1, min(sample, source.count))
     chosen = sorted(random.Random(config.seed).sample(range(source.count), k))

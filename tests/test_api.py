@@ -8,7 +8,6 @@ import math
 import pytest
 
 import localeval
-from localeval import api
 from localeval.data import DataError
 from localeval.embed import HashEmbedder
 from localeval.engine.scripted import ScriptedEngine, rule_script
@@ -89,8 +88,8 @@ def test_bad_rows_fail_before_any_model_is_loaded(monkeypatch) -> None:
     def no_model(*args, **kwargs):
         raise AssertionError("a model was loaded before the data was checked")
 
-    monkeypatch.setattr(api, "load_judge", no_model)
-    monkeypatch.setattr(api, "load_embedder", no_model)
+    monkeypatch.setattr("localeval.run.models.load_judge", no_model)
+    monkeypatch.setattr("localeval.run.models.load_embedder", no_model)
     rows = [dict(ROWS[0]), {**ROWS[1], "ground_truth": None}, {**ROWS[0], "id": "c", "contexts": []}]
     with pytest.raises(DataError) as caught:
         localeval.evaluate(rows, metrics="context_recall,faithfulness")

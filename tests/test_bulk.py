@@ -178,8 +178,8 @@ def test_chunk_progress_gives_rate_chunks_and_time_left() -> None:
 
 
 def test_the_cli_takes_a_chunk_size(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any) -> None:
-    monkeypatch.setattr("localeval.api.load_judge", lambda *a, **k: ScriptedEngine(rule_script))
-    monkeypatch.setattr("localeval.api.resolve_model", lambda *a, **k: tmp_path)
+    monkeypatch.setattr("localeval.run.models.load_judge", lambda *a, **k: ScriptedEngine(rule_script))
+    monkeypatch.setattr("localeval.run.models.resolve_model", lambda *a, **k: tmp_path)
     data = write(tmp_path / "d.jsonl", rows(7))
     assert main(["evaluate", str(data), "--metrics", METRICS, "--out", str(tmp_path / "run"), "--chunk-size", "3",
                  "--no-report"]) == 0

@@ -75,7 +75,6 @@ def test_shared_options_are_declared_the_same_in_every_judge_command(capsys: pyt
 
 
 def test_testset_takes_every_engine_option(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
-    import localeval.api
 
     seen: list[Any] = []
 
@@ -83,7 +82,7 @@ def test_testset_takes_every_engine_option(monkeypatch: pytest.MonkeyPatch, tmp_
         seen.append(options)
         raise LocalevalError("stopped after reading the command line")
 
-    monkeypatch.setattr(localeval.api, "load_judge", load_judge)
+    monkeypatch.setattr("localeval.run.models.load_judge", load_judge)
     assert main(["testset", str(tmp_path), "--size", "2", "--out", str(tmp_path / "t.jsonl"), "--engine", "vllm",
                  "--batch-tokens", "0", "--batch-size", "3"]) == 1
     options = seen[0]

@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 from test_runs import _rows  # the same small rows
 
-import localeval.api
 from localeval import evaluate
 from localeval.config import JudgeOptions, RunConfig, build_config
 from localeval.embed import HashEmbedder
@@ -49,8 +48,8 @@ def test_a_voted_run_rescores_to_the_same_scores_with_no_judge_call(tmp_path: Pa
                      seed=5, progress=False, report=False)
     assert {r.n for r in engine.requests} == {1, 3}  # verdicts were voted, extractions were not
     assert all(not isinstance(v, Nan) for name in first.metric_names for v in first.scores(name))
-    monkeypatch.setattr(localeval.api, "load_judge", lambda *a, **k: pytest.fail("rescore loaded a model"))
-    monkeypatch.setattr(localeval.api, "load_embedder", lambda *a, **k: pytest.fail("rescore loaded a model"))
+    monkeypatch.setattr("localeval.run.models.load_judge", lambda *a, **k: pytest.fail("rescore loaded a model"))
+    monkeypatch.setattr("localeval.run.models.load_embedder", lambda *a, **k: pytest.fail("rescore loaded a model"))
     again = rescore(run)
     assert again.info["rescore_misses"] == 0
     assert _metrics(again.rows()) == _metrics(first.rows())

@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 
-import localeval.api
 from localeval.cli import main
 from localeval.data.sample import Sample
 from localeval.engine.base import Request, Result
@@ -121,8 +120,8 @@ def test_without_a_cache_the_message_says_the_answers_are_lost() -> None:
 def scripted_cli(monkeypatch: pytest.MonkeyPatch) -> list[ScriptedEngine]:
     """The CLI's judge is the next engine of the list returned (model folders are not looked for)."""
     engines: list[ScriptedEngine] = []
-    monkeypatch.setattr(localeval.api, "resolve_model", lambda name, kind: Path(str(name)))
-    monkeypatch.setattr(localeval.api, "load_judge", lambda path, options=None: engines.pop(0))
+    monkeypatch.setattr("localeval.run.models.resolve_model", lambda name, kind: Path(str(name)))
+    monkeypatch.setattr("localeval.run.models.load_judge", lambda path, options=None: engines.pop(0))
     return engines
 
 

@@ -22,13 +22,13 @@ ROWS = [{"id": "a", "user_input": "Where is Paris?", "response": "Paris is in Fr
 def loaded(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     """Each JudgeOptions the API loaded a judge folder with (a scripted judge answers)."""
     seen: list[Any] = []
-    monkeypatch.setattr(localeval.api, "resolve_model", lambda name, kind: Path(str(name)))
+    monkeypatch.setattr("localeval.run.models.resolve_model", lambda name, kind: Path(str(name)))
 
     def load_judge(path: object, options: JudgeOptions | None = None) -> ScriptedEngine:
         seen.append(options)
         return ScriptedEngine(rule_script)
 
-    monkeypatch.setattr(localeval.api, "load_judge", load_judge)
+    monkeypatch.setattr("localeval.run.models.load_judge", load_judge)
     return seen
 
 

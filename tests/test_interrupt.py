@@ -35,7 +35,7 @@ class CtrlC(ScriptedEngine):
 def judge(monkeypatch: pytest.MonkeyPatch, models_folder: Path) -> list[ScriptedEngine]:
     """The judges evaluate loads, in order: one interrupted after 4 answers, then one that answers everything."""
     judges: list[ScriptedEngine] = [CtrlC(4), ScriptedEngine(rule_script)]
-    monkeypatch.setattr("localeval.api.load_judge", lambda *args, **kwargs: judges.pop(0))
+    monkeypatch.setattr("localeval.run.models.load_judge", lambda *args, **kwargs: judges.pop(0))
     return judges
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from localeval import api, cli, model_folders
+from localeval import cli, model_folders
 from localeval.errors import LocalevalError, ModelNotFound
 from localeval.model_folders import DEFAULT_EMBEDDER, DEFAULT_JUDGE, MARKER, prepare_defaults
 
@@ -142,8 +142,8 @@ def no_judge_load(monkeypatch) -> None:
     def refuse(*args, **kwargs):
         raise AssertionError("the judge was loaded before every model folder was checked")
 
-    monkeypatch.setattr(api, "load_judge", refuse)
-    monkeypatch.setattr(api, "load_embedder", refuse)
+    monkeypatch.setattr("localeval.run.models.load_judge", refuse)
+    monkeypatch.setattr("localeval.run.models.load_embedder", refuse)
 
 
 def evaluate(capsys, data: Path, *extra: str) -> tuple[int, str]:
@@ -213,7 +213,7 @@ def test_embedder_is_not_checked_when_no_metric_needs_it(capsys, data, tmp_path,
     def reached(*args, **kwargs):
         raise LocalevalError("judge load reached")
 
-    monkeypatch.setattr(api, "load_judge", reached)
+    monkeypatch.setattr("localeval.run.models.load_judge", reached)
     judge = fake_model(tmp_path / "judge")
     code, err = evaluate(capsys, data, "--metrics", "faithfulness", "--judge", str(judge),
                          "--embedder", str(tmp_path / "nowhere"))

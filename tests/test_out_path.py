@@ -23,8 +23,8 @@ def no_model(monkeypatch: pytest.MonkeyPatch) -> None:
     def refuse(*args: object, **kwargs: object) -> None:
         pytest.fail("a model was loaded")
 
-    monkeypatch.setattr("localeval.api.load_judge", refuse)
-    monkeypatch.setattr("localeval.api.load_embedder", refuse)
+    monkeypatch.setattr("localeval.run.models.load_judge", refuse)
+    monkeypatch.setattr("localeval.run.models.load_embedder", refuse)
 
 
 def _outs(tmp_path: Path) -> dict[str, tuple[Path, str]]:

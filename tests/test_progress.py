@@ -222,7 +222,7 @@ def _noisy_judge(*args, **kwargs):
 @pytest.mark.filterwarnings("ignore:a library warning")
 @pytest.mark.parametrize("flag", [True, False])
 def test_no_progress_prints_nothing_to_stderr(flag: bool, tmp_path: Path, capfd, monkeypatch) -> None:
-    monkeypatch.setattr("localeval.api.load_judge", _noisy_judge)
+    monkeypatch.setattr("localeval.run.models.load_judge", _noisy_judge)
     argv = ["evaluate", str(DEMO), "--metrics", "faithfulness,mrr", "--out", str(tmp_path / "run"),
             "--no-report"] + (["--no-progress"] if flag else [])
     assert main(argv) == 0

@@ -111,9 +111,8 @@ def test_rescore_recomputes_from_the_cache_without_a_model(tmp_path, monkeypatch
     first = evaluate(_rows(4), metrics="faithfulness,factual_correctness:mode=precision",
                      judge=ScriptedEngine(rule_script), out=run, progress=False)
     (run / "scores.jsonl").write_text("")  # lost, or written by a buggy score function
-    import localeval.api
 
-    monkeypatch.setattr(localeval.api, "load_judge", lambda *a, **k: pytest.fail("rescore loaded a model"))
+    monkeypatch.setattr("localeval.run.models.load_judge", lambda *a, **k: pytest.fail("rescore loaded a model"))
     assert main(["rescore", str(run), "--no-progress"]) == 0
     again = _scores(run)
     assert [r["metrics"] for r in again] == [r["metrics"] for r in first.rows()]

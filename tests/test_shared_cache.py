@@ -73,8 +73,8 @@ def test_the_command_s_cache_is_shared_by_two_run_folders(tmp_path: Path, monkey
         engines.append(ScriptedEngine(rule_script))
         return engines[-1]
 
-    monkeypatch.setattr(localeval.api, "resolve_model", lambda name, kind: Path(str(name)))
-    monkeypatch.setattr(localeval.api, "load_judge", load_judge)
+    monkeypatch.setattr("localeval.run.models.resolve_model", lambda name, kind: Path(str(name)))
+    monkeypatch.setattr("localeval.run.models.load_judge", load_judge)
     data = tmp_path / "data.jsonl"
     data.write_text("".join(json.dumps(r) + "\n" for r in ROWS))
     for out in ("a", "b"):

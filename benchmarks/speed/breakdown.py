@@ -21,6 +21,7 @@ calls, embedding, and scheduling and parsing, with the prefix-cache hit rate and
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 import time
 from pathlib import Path
@@ -35,6 +36,7 @@ from benchmarks.harness.bench import (
     write_json,
 )
 from benchmarks.harness.clapnq import build_samples
+from benchmarks.speed.engine_profile import engine_profile, without_prefix_reuse
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -111,17 +113,17 @@ def profile(args: argparse.Namespace) -> dict[str, Any]:
     from localeval.prompts import Settings
 
     samples = build_samples(args.n, seed=args.seed, top_k=args.top_k)
-    options = JudgeOptions(batch_size=args.batch_size, batch_tokens=args.batch_tokens or None, threads=args.threads,
-                           extra={"prefix_reuse": False} if args.no_prefix_reuse else {})
+    options = JudgeOptions(batch_size=args.batch_size, batch_tokens=args.batch_tokens or None, threads=args.threads)
     engine = load_judge(model_path(args.judge), options)
     batches = record_rows(engine)
-    result = localeval.evaluate(samples, metrics=list(args.metrics.split(",")), judge=engine,
-                                embedder=model_path(args.embedder), cache=False, progress=args.progress,
-                                settings=Settings(reasons=not args.no_reasons), report=False)
+    with engine_profile() as measured, without_prefix_reuse() if args.no_prefix_reuse else contextlib.nullcontext():
+        result = localeval.evaluate(samples, metrics=list(args.metrics.split(",")), judge=engine,
+                                    embedder=model_path(args.embedder), cache=False, progress=args.progress,
+                                    settings=Settings(reasons=not args.no_reasons), report=False)
     summary = result.summary_dict()
     total = summary["total"]
     wall = total["wall_seconds"]
-    p = dict(engine.profile)
+    p = dict(measured)
     embed = sum(u.get("embed_seconds", 0.0) for u in summary["usage"].values())
     generate = p.get("generate_seconds", 0.0)
     parts = {

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.harness.bench import REPO, add_judge_arguments, describe_machine, machine_line, model_path, write_json
+from benchmarks.speed.engine_profile import engine_profile
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -35,10 +36,11 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     options = JudgeOptions(batch_size=args.batch_size, batch_tokens=args.batch_tokens or None, threads=args.threads)
     engine = load_judge(model_path(args.judge), options)
     loaded = time.perf_counter()
-    result = localeval.evaluate(str(args.data), metrics=args.metrics.split(","), judge=engine,
-                                embedder=model_path(args.embedder), cache=False, report=False)
+    with engine_profile() as measured:
+        result = localeval.evaluate(str(args.data), metrics=args.metrics.split(","), judge=engine,
+                                    embedder=model_path(args.embedder), cache=False, report=False)
     scored = time.perf_counter()
-    profile: dict[str, float] = dict(getattr(engine, "profile", {}))
+    profile: dict[str, float] = dict(measured)
     steps, tokens = int(profile.get("decode_steps", 0)), int(profile.get("decode_tokens", 0))
     return {
         "samples": result.summary_dict()["total"].get("samples"),

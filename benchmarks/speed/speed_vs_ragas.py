@@ -35,6 +35,7 @@ from benchmarks.harness.bench import (
     model_path,
 )
 from benchmarks.harness.clapnq import build_samples, write_jsonl
+from benchmarks.speed.engine_profile import engine_profile
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -53,13 +54,14 @@ def run_localeval(samples: list[dict[str, Any]], args: argparse.Namespace) -> di
     started = time.perf_counter()  # the judge's start-up counts as loading (vLLM's is most of a minute)
     if isinstance(judge, str):
         judge = load_judge(judge, options)  # here, so that its time split can be read afterwards
-    result = localeval.evaluate(samples, metrics=list(METRICS), judge=judge, embedder=embedder,
-                                judge_options=options, out=args.run_dir, cache=False, progress=args.progress,
-                                settings=Settings(merge_repeats=not args.judge_every_copy), replace=True)
+    with engine_profile() as measured:
+        result = localeval.evaluate(samples, metrics=list(METRICS), judge=judge, embedder=embedder,
+                                    judge_options=options, out=args.run_dir, cache=False, progress=args.progress,
+                                    settings=Settings(merge_repeats=not args.judge_every_copy), replace=True)
     total = time.perf_counter() - started
     figures = localeval_figures(result.summary_dict(), args)
     figures["load_seconds"] = round(total - figures["wall_seconds"], 3)
-    figures["engine_profile"] = {k: round(v, 3) for k, v in getattr(judge, "profile", {}).items()}
+    figures["engine_profile"] = {k: round(v, 3) for k, v in measured.items()}
     return figures
 
 

@@ -62,7 +62,7 @@ def run_pairs(
     ``on_file``: called with the report so far after each file, so that a long run can save what it has
     measured before it ends.
     """
-    from localeval import api  # here, so that importing this module loads no model code
+    from localeval.run import models  # here, so that importing this module loads no model code
 
     started = time.perf_counter()
     if offset < 0:
@@ -76,11 +76,11 @@ def run_pairs(
     engine = judge if judge is not None and not isinstance(judge, str | Path) else None
     emb = embedder if embedder is not None and not isinstance(embedder, str | Path) else None
     if emb is None and "ar" in present:  # a wrong embedder folder fails before the judge loads
-        embedder = api.resolve_model(embedder, "embedder")
+        embedder = models.resolve_model(embedder, "embedder")
     if engine is None:
-        engine = api.load_judge(judge, config.engine)  # type: ignore[arg-type]
+        engine = models.load_judge(judge, config.engine)  # type: ignore[arg-type]
     if emb is None and "ar" in present:
-        emb = api.load_embedder(embedder)
+        emb = models.load_embedder(embedder)
     store = JudgeCache(Path(cache)) if cache is not None else JudgeCache.disabled()
     results: list[FileAgreement] = []
 

@@ -63,7 +63,7 @@ def add_run_commands(app: typer.Typer) -> None:
         with resumable(kept):
             result = evaluate_run(data, config, out=out, cache=cache, progress=not shared.no_progress,
                                   report=not no_report, replace=replace)
-        from localeval.bulk import REPORT_SAMPLES
+        from localeval.run.chunk_loop import REPORT_SAMPLES
 
         print(result.table(judge_note=False))  # the toy judge's note comes last instead
         large = result.sample_count > REPORT_SAMPLES

@@ -66,7 +66,7 @@ def add_testset_commands(app: typer.Typer) -> None:
             "--min-chunk-chars", help="a shorter section takes in the next ones while they fit (0: never)")]
         = MIN_CHARS,
     ) -> int:
-        from localeval import api
+        from localeval.run import models
         from localeval.store.run_folder import write_atomic
         from localeval.testset import NOTE, generate_testset
         from localeval.testset.generate import plan_targets
@@ -75,8 +75,8 @@ def add_testset_commands(app: typer.Typer) -> None:
         with usage_errors():  # bad options fail before a model loads
             plan_targets(size, mix, unanswerable, chosen)
         config = shared.judge_config(seed)
-        judge = api.load_judge(config.judge, config.engine)
-        embedder = api.load_embedder(config.embedder)
+        judge = models.load_judge(config.judge, config.engine)
+        embedder = models.load_embedder(config.embedder)
         result = generate_testset(
             docs, size, judge=judge, embedder=embedder, config=config, mix=mix, unanswerable=unanswerable,
             styles=chosen, cache=None if shared.no_cache else (shared.cache or default_cache(out)),

@@ -103,7 +103,8 @@ def replica_score(replica: Any, samples: list[Sample], config: RunConfig, server
     """A chunk scored on a replica with its own engine; the scheduler is built once per replica and run."""
     held = replica.held
     if not isinstance(held, ReplicaRun) or held.config != config:
-        scheduler = config.scheduler(replica.engine, embedder, RemoteCache(server), False)
+        scheduler = Scheduler(replica.engine, embedder, RemoteCache(server), config.settings, seed=config.seed,
+                              progress=False, long_context=config.long_context)
         held = replica.held = ReplicaRun(config, scheduler, parse_metrics(list(config.metrics)))
     return score_chunk(held.scheduler, samples, held.specs)
 

@@ -1,11 +1,13 @@
-"""A run in its run folder: each finished chunk's rows appended to scores.jsonl, and a log of the finished chunks
-(a run whose data fits one chunk has one line in it).
+"""The ``chunks.jsonl`` format, written and read here alone: a run in its run folder, each finished chunk's rows
+appended to scores.jsonl, and a log of the finished chunks (a run whose data fits one chunk has one line in it).
 
 ``chunks.jsonl`` starts with the run's plan (what decides its scores, the chunk size and the data), then
 holds one line per finished chunk: its index, rows, cost, and the sizes scores.jsonl and samples.jsonl
 had once its rows were written (and synced). A chunk is finished once its line is there; a rerun with
 the same plan cuts both files back to the last finished chunk and goes on from the next one. Another
 plan starts over (the judge cache keeps every answer, so that costs no judge call already made).
+``chunk_plan`` and ``chunk_record`` say what the head and a chunk's line hold; ``chunk_totals`` and
+``ScoresOnDisk.from_log`` read them back.
 """
 
 from __future__ import annotations
@@ -14,14 +16,72 @@ import json
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
+from localeval.data.sample import Sample
 from localeval.errors import LocalevalError, write_failed, writing
 from localeval.nan import Nan
 from localeval.steps import Outcome
 from localeval.store.run_folder import SAMPLES, SCORES, iter_jsonl
 
 CHUNKS = "chunks.jsonl"
+
+
+class Cost(Protocol):
+    """One metric's cost as a chunk's output holds it (``scheduler.Usage``)."""
+
+    def to_dict(self) -> dict[str, float | int]: ...
+
+
+class ChunkOutput(Protocol):
+    """What a chunk's line keeps of the scheduler's output for it (``scheduler.RunOutput``)."""
+
+    @property
+    def outcomes(self) -> Mapping[str, Sequence[Outcome]]: ...
+    @property
+    def usage(self) -> Mapping[str, Any]: ...
+    @property
+    def rounds(self) -> int: ...
+    @property
+    def engine_calls(self) -> int: ...
+    @property
+    def embed_calls(self) -> int: ...
+    @property
+    def wall_seconds(self) -> float: ...
+
+
+def chunk_plan(*, metrics: Sequence[str], settings: Mapping[str, Any], seed: int, long_context: str,
+               on_missing: str, judge: str | None, embedder: str | None, chunk_size: int,
+               data: Mapping[str, Any]) -> dict[str, Any]:
+    """The head of a chunk log: what decides a run's rows. A rerun under another plan starts over."""
+    return {"metrics": list(metrics), "settings": dict(settings), "seed": seed, "long_context": long_context,
+            "on_missing": on_missing, "judge": judge, "embedder": embedder, "chunk_size": chunk_size,
+            "data": dict(data)}
+
+
+def chunk_record(output: ChunkOutput, samples: Sequence[Sample]) -> dict[str, Any]:
+    """What chunks.jsonl keeps of a finished chunk: rows, cost per metric, rounds, calls, seconds, and each
+    metric's values (a NaN as its reason), so that the summary need not read scores.jsonl back."""
+    values = {name: [v.reason if isinstance(v, Nan) else v for v in outcomes]
+              for name, outcomes in output.outcomes.items()}
+    usage: Mapping[str, Cost] = output.usage
+    return {"rows": len(samples), "usage": {name: u.to_dict() for name, u in usage.items()},
+            "rounds": output.rounds, "engine_calls": output.engine_calls, "embed_calls": output.embed_calls,
+            "seconds": round(output.wall_seconds, 4),
+            "unanswerable": sum(1 for s in samples if s.answerable is False), "values": values}
+
+
+def chunk_totals(records: Sequence[Mapping[str, Any]], metrics: Sequence[str]) -> dict[str, Any]:
+    """The cost of every finished chunk together: per metric its cost fields added up (``usage``), and
+    ``rounds``, ``engine_calls``, ``embed_calls`` and ``seconds`` summed."""
+    usage: dict[str, dict[str, Any]] = {name: {} for name in metrics}
+    for record in records:
+        for name, cost in record["usage"].items():
+            if name in usage:
+                for field, amount in cost.items():
+                    usage[name][field] = usage[name].get(field, 0) + amount
+    return {"usage": usage, **{key: sum(r[key] for r in records)
+                               for key in ("rounds", "engine_calls", "embed_calls", "seconds")}}
 
 
 class ChunkLog:
@@ -152,4 +212,4 @@ class ScoresOnDisk:
         return disk
 
 
-__all__ = ["CHUNKS", "ChunkLog", "ScoresOnDisk"]
+__all__ = ["CHUNKS", "ChunkLog", "ChunkOutput", "ScoresOnDisk", "chunk_plan", "chunk_record", "chunk_totals"]

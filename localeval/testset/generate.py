@@ -24,6 +24,7 @@ from localeval.engine.base import JudgeEngine
 from localeval.errors import LocalevalError
 from localeval.nan import Nan
 from localeval.prompts import NLI, STATEMENTS, NLIInput, StatementsInput
+from localeval.run.scheduling import build_scheduler
 from localeval.scheduler import Scheduler, Usage, total_usage
 from localeval.steps import Ask, Embed, Yielded
 from localeval.store.cache import JudgeCache
@@ -183,7 +184,7 @@ def generate_testset(
     store = cache if isinstance(cache, JudgeCache) else JudgeCache(cache) if cache else JudgeCache.disabled()
     usage: dict[str, Usage] = {}
     try:
-        scheduler = config.scheduler(judge, embedder, store, progress)
+        scheduler = build_scheduler(config, judge, embedder, store, progress)
         embedder_id = str(getattr(embedder, "fingerprint", "none"))
         graph = load_matching(graph_out, doc_hash, embedder_id, similarity_threshold) if graph_out else None
         reused = graph is not None

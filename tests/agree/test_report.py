@@ -163,7 +163,6 @@ def test_cli_errors(argv: list[str], message: str, capsys: pytest.CaptureFixture
 
 def test_cli_pairs_with_a_scripted_judge(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                          capsys: pytest.CaptureFixture[str]) -> None:
-    from localeval import api
 
     folder = tmp_path / "pairs"
     folder.mkdir()
@@ -180,7 +179,7 @@ def test_cli_pairs_with_a_scripted_judge(tmp_path: Path, monkeypatch: pytest.Mon
         loaded.append(options)
         return ScriptedEngine(rule_script)
 
-    monkeypatch.setattr(api, "load_judge", load_judge)
+    monkeypatch.setattr("localeval.run.models.load_judge", load_judge)
     assert _agree_cli(["--pairs", str(folder), "--judge", "models/j", "--limit", "2", "--threads", "1",
                        "--batch-size", "4", "--no-progress", "--json", str(tmp_path / "p.json")]) == 0
     out = capsys.readouterr().out

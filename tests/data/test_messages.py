@@ -9,7 +9,6 @@ import datasets
 import pandas as pd
 import pytest
 
-from localeval import api
 from localeval.cli import main
 from localeval.data import DataError, Problem, load_samples, samples_from_records
 from localeval.data.errors import SHOWN
@@ -152,8 +151,8 @@ def test_cli_evaluate_lists_every_problem_on_stderr_before_any_model(tmp_path, m
     def no_model(*args, **kwargs):
         raise AssertionError("a model was loaded before the data was checked")
 
-    monkeypatch.setattr(api, "load_judge", no_model)
-    monkeypatch.setattr(api, "load_embedder", no_model)
+    monkeypatch.setattr("localeval.run.models.load_judge", no_model)
+    monkeypatch.setattr("localeval.run.models.load_embedder", no_model)
     path = tmp_path / "d.csv"
     path.write_text('question,contexts,answer\nQ1?,not a list,A1.\nQ2?,"[""c""]",\n')
     code = main(["evaluate", str(path), "--metrics", "faithfulness", "--out", str(tmp_path / "run")])

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.speed.engine_profile import without_prefix_reuse
 from localeval.engine.base import Request
 
 pytestmark = pytest.mark.model
@@ -70,13 +71,11 @@ def _answers(results) -> list[list[tuple[str, str, int]]]:
     return [[(c.text, c.finish_reason, c.completion_tokens) for c in r.choices] for r in results]
 
 
-def test_continuous_batches_answer_as_batches_of_one(judge_engine, asks, monkeypatch):
+def test_continuous_batches_answer_as_batches_of_one(judge_engine, asks, monkeypatch, engine_counts):
     monkeypatch.setattr(judge_engine, "batch_size", 4)
-    before = dict(judge_engine.profile)
     reported: dict[int, object] = {}
     batched = judge_engine.generate(asks, on_result=lambda i, r: reported.setdefault(i, r))
-    steps = judge_engine.profile["decode_steps"] - before.get("decode_steps", 0)
-    rows = judge_engine.profile["decode_tokens"] - before.get("decode_tokens", 0)
+    steps, rows = engine_counts["decode_steps"], engine_counts["decode_tokens"]
     monkeypatch.setattr(judge_engine, "batch_size", 1)
     alone = judge_engine.generate(asks)
     assert _answers(batched) == _answers(alone)
@@ -93,39 +92,40 @@ def test_continuous_batches_answer_as_batches_of_one(judge_engine, asks, monkeyp
     assert steps <= rows / 4 + longest
 
 
-def test_draft_tokens_give_the_answers_of_one_token_at_a_time_in_fewer_steps(judge_engine, asks, monkeypatch):
+def test_draft_tokens_give_the_answers_of_one_token_at_a_time_in_fewer_steps(judge_engine, asks, monkeypatch,
+                                                                              engine_counts):
     """Greedy rows feed the grammar's forced text and prompt-lookup guesses after their last token; the
     model keeps the guesses it would have picked itself, so the answers are unchanged."""
     monkeypatch.setattr(judge_engine, "batch_size", 4)
     counts = ("draft_tokens", "draft_accepted", "flat_steps")
-    before = {k: judge_engine.profile[k] for k in counts}
+    before = {k: engine_counts[k] for k in counts}
     drafted = judge_engine.generate(asks)
-    used = {k: judge_engine.profile[k] - before[k] for k in counts}
+    used = {k: engine_counts[k] - before[k] for k in counts}
     monkeypatch.setattr(judge_engine, "drafts", 0)
-    before = {k: judge_engine.profile[k] for k in counts}
+    before = {k: engine_counts[k] for k in counts}
     single = judge_engine.generate(asks)
     assert _answers(drafted) == _answers(single)
-    assert judge_engine.profile["draft_tokens"] == before["draft_tokens"]  # none without drafts
+    assert engine_counts["draft_tokens"] == before["draft_tokens"]  # none without drafts
     greedy = sum(c.completion_tokens for a, r in zip(asks, single, strict=True) if a.temperature <= 0
                  for c in r.choices[:1])
     assert used["draft_accepted"] > greedy / 3  # a third of the greedy answers' tokens came as drafts
-    assert used["flat_steps"] < judge_engine.profile["flat_steps"] - before["flat_steps"]
+    assert used["flat_steps"] < engine_counts["flat_steps"] - before["flat_steps"]
 
 
-def test_asks_of_one_sample_take_their_shared_prefix_from_a_slot(judge_engine, asks, monkeypatch):
+def test_asks_of_one_sample_take_their_shared_prefix_from_a_slot(judge_engine, asks, engine_counts):
     """Context precision asks one question per passage of a sample: each copies the instruction, examples,
     question and reference of the first one's slot, and only its passage is computed; without prefix
     reuse every prompt is computed in full, to the same answers."""
     useful = [a for a in asks if a.label == "context_usefulness"]
     assert len(useful) == 3
-    before = judge_engine.profile["prefix_reused_tokens"]
+    before = engine_counts["prefix_reused_tokens"]
     shared = judge_engine.generate(useful)
-    reused = judge_engine.profile["prefix_reused_tokens"] - before
+    reused = engine_counts["prefix_reused_tokens"] - before
     prompts = [judge_engine.count_prompt_tokens(a) for a in useful]
-    monkeypatch.setattr(judge_engine, "prefix_reuse", False)
-    before = judge_engine.profile["prefix_reused_tokens"]
-    alone = judge_engine.generate(useful)
-    assert judge_engine.profile["prefix_reused_tokens"] == before
+    before = engine_counts["prefix_reused_tokens"]
+    with without_prefix_reuse():
+        alone = judge_engine.generate(useful)
+    assert engine_counts["prefix_reused_tokens"] == before
     assert _answers(shared) == _answers(alone)
     assert reused > sum(prompts) / 2  # most of the three prompts came from a slot or the prefix cache
 
@@ -180,7 +180,7 @@ def test_the_repeat_guard_cuts_only_lists_that_repeat_an_item(judge_engine, asks
     assert cut >= 2  # both repeating answers, maybe more
 
 
-def test_a_token_budget_does_not_hold_rows_out_of_free_slots(judge_engine, asks, monkeypatch):
+def test_a_token_budget_does_not_hold_rows_out_of_free_slots(judge_engine, asks, monkeypatch, engine_counts):
     """Flat steps pad nothing, so rows are their only limit: a budget that would hold every padded batch
     to one row (rows x (prompt tail + answer budget) within 300 tokens) leaves the steps and answers as
     they are without it."""
@@ -189,9 +189,9 @@ def test_a_token_budget_does_not_hold_rows_out_of_free_slots(judge_engine, asks,
 
     def run(budget: int | None) -> tuple[list, dict[str, float]]:
         monkeypatch.setattr(judge_engine, "batch_tokens", budget)
-        before = {k: judge_engine.profile[k] for k in counts}
+        before = {k: engine_counts[k] for k in counts}
         results = judge_engine.generate(asks)
-        return _answers(results), {k: judge_engine.profile[k] - before[k] for k in counts}
+        return _answers(results), {k: engine_counts[k] - before[k] for k in counts}
 
     free, free_counts = run(None)
     tight, tight_counts = run(300)

@@ -234,7 +234,7 @@ def test_a_rows_logits_are_the_same_bits_in_every_layout_of_the_decode_loop(dtyp
     assert torch.equal(copied.step({0: prompt[130:]})[0], reference[130:])
 
     cached = _Slots(loaded, 2)  # the prefix computed by the prefix cache (outside the slots), then placed
-    states = PrefixCache(loaded, {"prefix_seconds": 0.0, "prefix_tokens": 0.0}).get(tuple(prompt[:130]))
+    states = PrefixCache(loaded).get(tuple(prompt[:130]))
     with torch.inference_mode():
         cached.kv.place(0, states, 130)
     cached.lengths[0] = 130

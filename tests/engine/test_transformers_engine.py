@@ -8,6 +8,7 @@ import json
 import jsonschema
 import pytest
 
+from benchmarks.speed.engine_profile import without_prefix_reuse
 from localeval.engine.base import JudgeEngine, Request
 
 pytestmark = pytest.mark.model
@@ -191,12 +192,11 @@ def _verdicts(results) -> list[list[int]]:
 
 def test_prefix_reuse_and_token_budget_batches_give_the_verdicts_of_plain_batches(judge_engine, monkeypatch):
     asks = _judge_asks()
-    monkeypatch.setattr(judge_engine, "prefix_reuse", False)
     monkeypatch.setattr(judge_engine, "batch_tokens", None)
     monkeypatch.setattr(judge_engine, "batch_size", 1)
-    plain = judge_engine.generate(asks)
+    with without_prefix_reuse():
+        plain = judge_engine.generate(asks)
     assert all(r.cached_prompt_tokens == 0 for r in plain)
-    monkeypatch.setattr(judge_engine, "prefix_reuse", True)
     monkeypatch.setattr(judge_engine, "batch_size", 16)
     reused = judge_engine.generate(asks)
     assert all(r.cached_prompt_tokens > 100 for r in reused)
@@ -212,10 +212,10 @@ def test_token_budget_splits_batches_by_rows_times_longest_row(judge_engine, mon
 
     rows = [Row(i, list(range(length)), "{}", answer, 0.0, 0) for i, (length, answer) in
             enumerate([(100, 50), (90, 50), (40, 10), (30, 10), (20, 10), (10, 10)])]
-    monkeypatch.setattr(judge_engine, "prefix_reuse", False)  # the rows share a prefix; batch them by length only
 
     def batches() -> list[list[int]]:
-        return [[r.request for r in b] for b, shared in judge_engine._batches(rows) if shared == 0]
+        with without_prefix_reuse():  # the rows share a prefix; batch them by length only
+            return [[r.request for r in b] for b, shared in judge_engine._batches(rows) if shared == 0]
 
     monkeypatch.setattr(judge_engine, "batch_size", 16)
     monkeypatch.setattr(judge_engine, "batch_tokens", 300)
@@ -227,17 +227,17 @@ def test_token_budget_splits_batches_by_rows_times_longest_row(judge_engine, mon
     assert [len(b) for b in batches()] == [3, 3]
 
 
-def test_each_ask_is_reported_the_moment_its_row_finishes(judge_engine, monkeypatch):
+def test_each_ask_is_reported_the_moment_its_row_finishes(judge_engine, monkeypatch, engine_counts):
     monkeypatch.setattr(judge_engine, "batch_size", len(REQUESTS))
     monkeypatch.setattr(judge_engine, "batch_tokens", None)
-    start = judge_engine.profile["decode_steps"]
+    start = engine_counts["decode_steps"]
     steps: dict[int, float] = {}
 
     def report(i: int, result) -> None:
-        steps.setdefault(i, judge_engine.profile["decode_steps"] - start)
+        steps.setdefault(i, engine_counts["decode_steps"] - start)
 
     results = judge_engine.generate(REQUESTS, on_result=report)
-    last = judge_engine.profile["decode_steps"] - start
+    last = engine_counts["decode_steps"] - start
     assert sorted(steps) == list(range(len(REQUESTS)))
     assert min(steps.values()) < last  # a short answer was reported while longer rows still decoded
     lengths = [r.choices[0].completion_tokens for r in results]

@@ -30,8 +30,8 @@ def judges(monkeypatch: pytest.MonkeyPatch) -> list[ScriptedEngine]:
         loaded.append(ScriptedEngine(rule_script))
         return loaded[-1]
 
-    monkeypatch.setattr("localeval.api.load_judge", load)
-    monkeypatch.setattr("localeval.api.resolve_model", lambda name, kind: Path("scripted"))
+    monkeypatch.setattr("localeval.run.models.load_judge", load)
+    monkeypatch.setattr("localeval.run.models.resolve_model", lambda name, kind: Path("scripted"))
     return loaded
 
 

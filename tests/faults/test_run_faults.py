@@ -193,7 +193,7 @@ def test_a_judge_that_changes_between_a_killed_run_and_its_resume(data: Path, ju
         Killer(patch, 6, "after")  # two chunks finished by the first judge
         with pytest.raises(Killed):
             cli(*evaluate_args(data, out, *CHUNKED))
-    monkeypatch.setattr("localeval.api.load_judge", lambda *a, **k: ScriptedEngine(says_no, fingerprint="other"))
+    monkeypatch.setattr("localeval.run.models.load_judge", lambda *a, **k: ScriptedEngine(says_no, fingerprint="other"))
     assert cli(*evaluate_args(data, out, *CHUNKED)).code == 0
     assert {s["value"] for s in scores(out)} == {0.0}
     summary = json.loads((out / "summary.json").read_text())

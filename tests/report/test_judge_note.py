@@ -70,7 +70,7 @@ def test_the_report_says_it_under_its_title(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("judge", "noted"), [(TOY, True), (REAL, False)])
 def test_evaluate_s_last_lines_say_it(judge: str, noted: bool, models_folder: Path, tmp_path: Path,
                                       monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    monkeypatch.setattr("localeval.api.load_judge", lambda *args, **kwargs: _judge(judge))
+    monkeypatch.setattr("localeval.run.models.load_judge", lambda *args, **kwargs: _judge(judge))
     assert main(["evaluate", str(DEMO), "--metrics", "faithfulness", "--out", str(tmp_path / "run"),
                  "--no-progress"]) == 0
     out = capsys.readouterr().out

@@ -48,8 +48,8 @@ def built(monkeypatch: pytest.MonkeyPatch) -> list[ScriptedEngine]:
         engines.append(ScriptedEngine(rule_script))
         return engines[-1]
 
-    monkeypatch.setattr(localeval.api, "resolve_model", lambda name, kind: Path(str(name)))
-    monkeypatch.setattr(localeval.api, "load_judge", load_judge)
+    monkeypatch.setattr("localeval.run.models.resolve_model", lambda name, kind: Path(str(name)))
+    monkeypatch.setattr("localeval.run.models.load_judge", load_judge)
     return engines
 
 

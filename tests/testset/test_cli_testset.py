@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-import localeval.api
 from localeval.cli import main
 from localeval.cli.testset import default_cache
 from localeval.data import load_samples
@@ -29,8 +28,8 @@ def fakes(monkeypatch: pytest.MonkeyPatch) -> list[ScriptedEngine]:
         engines.append(ScriptedEngine(handbook_script))
         return engines[-1]
 
-    monkeypatch.setattr(localeval.api, "load_judge", judge)
-    monkeypatch.setattr(localeval.api, "load_embedder", lambda path: HashEmbedder())
+    monkeypatch.setattr("localeval.run.models.load_judge", judge)
+    monkeypatch.setattr("localeval.run.models.load_embedder", lambda path: HashEmbedder())
     return engines
 
 

@@ -23,9 +23,8 @@ are ``slots.py``'s, a step's picks under the grammar ``stepper.py``'s.
 from __future__ import annotations
 
 import functools
-import time
 from collections import deque
-from collections.abc import Callable, MutableMapping
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from localeval.engine.repeats import RepeatGuard
@@ -45,23 +44,21 @@ PREFILL_TOKENS = 4096  # prompt tokens admitted into one step, at the least one 
 
 
 def decode_continuous(loaded: LoadedModel, grammar_backend: Any, rows: list[Row], batch_size: int,
-                      prefixes: PrefixCache, profile: MutableMapping[str, float],
-                      finished: Callable[[Row], None] | None = None, leads: LeadTable | None = None,
-                      guard: RepeatGuard | None = None, drafts: int = MAX_DRAFT, share: bool = True) -> list[int]:
+                      prefixes: PrefixCache, finished: Callable[[Row], None] | None = None,
+                      leads: LeadTable | None = None, guard: RepeatGuard | None = None,
+                      drafts: int = MAX_DRAFT) -> list[int]:
     """Decode ``rows`` in place, admitted in list order as slots free up; the order they were admitted.
 
     ``leads`` (given when a row is soft): which tokens start with 0 or 1, for p(1) at binary decisions.
     ``guard`` (given with ``stop_repeats``): a list that repeats an earlier item ends before it.
     ``drafts``: the most draft tokens a greedy row feeds in a step (0: one token at a time).
-    ``share``: a row may take the states of a prefix it shares with a row in a slot (False: only the
-    prefixes of ``PrefixCache``, which the caller sets as each row's ``shared``).
 
     ``finished(row)`` is called for each row as it completes (its JSON closed or its budget spent).
     """
     import torch
 
     report = finished or (lambda row: None)
-    grammar, ready = start_grammar(loaded, grammar_backend, rows, profile)
+    grammar, ready = start_grammar(loaded, grammar_backend, rows)
     for k in range(len(rows)):
         if ready[k]:
             report(rows[k])
@@ -69,9 +66,9 @@ def decode_continuous(loaded: LoadedModel, grammar_backend: Any, rows: list[Row]
     if not queue:
         return []
     generators = {k: torch.Generator().manual_seed(rows[k].seed) for k in queue if rows[k].temperature > 0}
-    stepper = Stepper(grammar, rows, generators, report, profile, leads, guard)
-    slots = Slots(loaded, _layers(loaded), rows, batch_size, prefixes, share)
-    decoder = _Decoder(loaded, rows, queue, stepper, slots, profile, drafts)
+    stepper = Stepper(grammar, rows, generators, report, leads, guard)
+    slots = Slots(loaded, _layers(loaded), rows, batch_size, prefixes)
+    decoder = _Decoder(loaded, rows, queue, stepper, slots, drafts)
     with torch.inference_mode():
         while decoder.step():
             pass
@@ -88,11 +85,11 @@ class _Decoder:
     """The loop's state between flat steps: the queue, the slots, what each row waits for."""
 
     def __init__(self, loaded: LoadedModel, rows: list[Row], queue: deque[int], stepper: Stepper, slots: Slots,
-                 profile: MutableMapping[str, float], drafts: int) -> None:
+                 drafts: int) -> None:
         from transformers import DynamicCache
 
         self.loaded, self.rows, self.queue, self.stepper, self.slots = loaded, rows, queue, stepper, slots
-        self.profile, self.drafts = profile, drafts
+        self.drafts = drafts
         self.cache = DynamicCache(config=loaded.model.config)
         self.cache.layers = slots.kv.layers
         self.lookups: dict[int, PromptLookup] = {}
@@ -125,7 +122,7 @@ class _Decoder:
 
     def step(self) -> bool:
         """One flat step; False once every row is done."""
-        slots, rows, profile = self.slots, self.rows, self.profile
+        slots, rows = self.slots, self.rows
         entering = self._admit()
         if not slots.table.rows:
             return bool(self.queue)
@@ -136,8 +133,6 @@ class _Decoder:
         for slot, k in entering.items():
             start = slots.fill(k, slot)
             chunks[slot] = rows[k].ids[start:]
-            profile["prefill_tokens"] += len(chunks[slot])
-            profile["prefix_reused_tokens"] += start
         drafted = {slot: self._draft(k) for slot, k in enumerate(slots.table.slots)
                    if k is not None and slot not in entering and k not in self.waiting}
         held = {slot: k for slot, k in enumerate(slots.table.slots) if k is not None}
@@ -153,7 +148,7 @@ class _Decoder:
             count = len(chunks[slot])
             keep += [at + count - 1] if slot in entering else range(at, at + count)
             at += count
-        logits = self._forward(chunks, entering, keep)
+        logits = self._forward(chunks, keep)
         going = set(self.stepper.step(logits[firsts], [held[s] for s in order]))
         for slot, at in zip(order, firsts, strict=True):
             k = held[slot]
@@ -165,8 +160,6 @@ class _Decoder:
                 accepted, guess = 0, drafted[slot]
                 if alive and guess:
                     accepted, alive = self.stepper.verify(k, logits[at + 1 : at + 1 + len(guess)], guess)
-                    profile["draft_tokens"] += len(guess)
-                    profile["draft_accepted"] += accepted
                 slots.lengths[slot] += 1 + accepted
                 if alive and k in self.lookups:
                     look = self.lookups[k]
@@ -186,21 +179,11 @@ class _Decoder:
             self.lookups[k] = PromptLookup([*row.ids, *row.tokens])
         return draft(self.lookups[k], self.stepper.forced(k), self.encode, room)
 
-    def _forward(self, chunks: dict[int, list[int]], entering: dict[int, int], keep: list[int]) -> torch.Tensor:
+    def _forward(self, chunks: dict[int, list[int]], keep: list[int]) -> torch.Tensor:
         """Logits of the step at the flat positions ``keep``."""
-        slots, profile = self.slots, self.profile
+        slots = self.slots
         step, ids, positions = flat_step(chunks, slots.lengths, device=self.loaded.device)
         slots.kv.step = step
-        clock = time.perf_counter()
         logits = self.loaded.forward_flat(ids, positions, self.cache, step, keep)
-        seconds = time.perf_counter() - clock
         slots.kv.step = None
-        decoding = [s for s in chunks if s not in entering]
-        share = sum(len(chunks[s]) for s in entering) / len(ids)
-        profile["flat_steps"] += 1
-        profile["flat_tokens"] += len(ids)
-        profile["prefill_seconds"] += seconds * share
-        profile["decode_seconds"] += seconds * (1 - share)
-        profile["decode_steps"] += bool(decoding)
-        profile["decode_tokens"] += len(decoding)
         return logits

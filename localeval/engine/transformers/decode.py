@@ -5,8 +5,7 @@ The engine uses it where continuous batching cannot (cache layers that are not p
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, MutableMapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -44,19 +43,16 @@ class Row:
         return min(self.planned or self.max_tokens, self.max_tokens)
 
 
-def start_grammar(loaded: LoadedModel, grammar_backend: Any, rows: list[Row],
-                  profile: MutableMapping[str, float]) -> tuple[BatchGrammar, list[bool]]:
+def start_grammar(loaded: LoadedModel, grammar_backend: Any, rows: list[Row]) -> tuple[BatchGrammar, list[bool]]:
     """One grammar row per row, and whether each row's grammar already allows nothing but the end."""
-    clock = time.perf_counter()
     grammar = BatchGrammar(grammar_backend, [r.schema for r in rows], loaded.vocab_size)
     ready = grammar.fill(range(len(rows)))
-    profile["grammar_seconds"] += time.perf_counter() - clock
     return grammar, list(ready)
 
 
 def decode_batch(loaded: LoadedModel, grammar_backend: Any, rows: list[Row], shared: int,
-                 prefixes: PrefixCache, profile: MutableMapping[str, float],
-                 finished: Callable[[Row], None] | None = None, leads: LeadTable | None = None) -> None:
+                 prefixes: PrefixCache, finished: Callable[[Row], None] | None = None,
+                 leads: LeadTable | None = None) -> None:
     """Decode one batch in place (each row's tokens and finish reason); ``shared``: prefix length.
 
     ``leads`` (given when a row is soft): which tokens start with 0 or 1, for p(1) at binary decisions.
@@ -68,7 +64,7 @@ def decode_batch(loaded: LoadedModel, grammar_backend: Any, rows: list[Row], sha
     from transformers import DynamicCache
 
     device = loaded.device
-    grammar, ready = start_grammar(loaded, grammar_backend, rows, profile)
+    grammar, ready = start_grammar(loaded, grammar_backend, rows)
     active = [b for b in range(len(rows)) if not ready[b]]
     for b in range(len(rows)):
         if ready[b]:
@@ -95,20 +91,13 @@ def decode_batch(loaded: LoadedModel, grammar_backend: Any, rows: list[Row], sha
         for i, (keys, values) in enumerate(prefixes.get(tuple(rows[active[0]].ids[:shared]))):
             cache.update(keys.expand(n, -1, -1, -1), values.expand(n, -1, -1, -1), i)
     with torch.inference_mode():
-        clock = time.perf_counter()
         logits = loaded.forward(ids.to(device), mask.to(device), positions.to(device), cache)
-        profile["prefill_seconds"] += time.perf_counter() - clock
-        profile["prefill_tokens"] += int(mask[:, shared:].sum())
-        profile["prefill_padded_tokens"] += ids.numel()
         while True:
-            clock = time.perf_counter()
             grammar.apply(logits, active)
             if leads is not None:
                 note_p1(leads, logits, grammar.bitmask[active], [rows[b] for b in active])
-            profile["grammar_seconds"] += time.perf_counter() - clock
             tokens = pick(logits, [rows[b] for b in active], [generators.get(b) for b in active])
             going: list[int] = []
-            clock = time.perf_counter()
             for b, token in zip(active, tokens, strict=True):
                 if grammar.is_stop(token):
                     rows[b].finish = "stop"
@@ -118,7 +107,6 @@ def decode_batch(loaded: LoadedModel, grammar_backend: Any, rows: list[Row], sha
                 rows[b].tokens.append(token)
                 going.append(b)
             filled = grammar.fill(going)
-            profile["grammar_seconds"] += time.perf_counter() - clock
             still: list[int] = []
             for b, done in zip(going, filled, strict=True):
                 if done:
@@ -139,11 +127,7 @@ def decode_batch(loaded: LoadedModel, grammar_backend: Any, rows: list[Row], sha
             step = torch.tensor([[rows[b].tokens[-1]] for b in active])
             mask = torch.cat([mask, torch.ones((len(active), 1), dtype=mask.dtype)], dim=1)
             positions = positions[:, -1:] + 1
-            clock = time.perf_counter()
             logits = loaded.forward(step.to(device), mask.to(device), positions.to(device), cache)
-            profile["decode_seconds"] += time.perf_counter() - clock
-            profile["decode_steps"] += 1
-            profile["decode_tokens"] += len(active)
 
 
 def pick(logits: torch.Tensor, rows: list[Row], generators: list[torch.Generator | None]) -> list[int]:

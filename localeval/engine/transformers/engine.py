@@ -10,8 +10,7 @@ question and passages: each shared prefix is computed once.
 from __future__ import annotations
 
 import functools
-import time
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -39,7 +38,6 @@ class TransformersEngine:
     function of ours, decode padded batches one after another instead, planned to hold at most
     ``batch_tokens`` tokens counted as rows x (longest prompt tail + longest answer budget): short asks
     travel together in large batches, long ones in small batches that waste little on padding.
-    ``prefix_reuse=False`` prefills every prompt in full (for comparison; same answers).
     ``stop_repeats=True`` ends a list the moment the judge repeats an earlier item of it, where
     the schema allows the shorter list (``localeval.engine.repeats``; a speed knob: it changes
     the answers of a judge that loops, and only those). ``max_new_tokens`` replaces every request's
@@ -50,10 +48,6 @@ class TransformersEngine:
     (process-wide) thread count; unset, torch keeps one per core when OpenMP threads wait passively
     (localeval sets that on import, before torch loads), else 1: threads that spin for each other
     on a shared CPU lose badly (``localeval.cpu_threads``, benchmarks/speed/threads.py).
-
-    ``profile`` adds up, over the engine's life, the seconds spent in each part of the work (prefill
-    of shared prefixes and of each ask's own tokens, decode steps, grammar masking) and the token
-    counts (``decode_tokens / decode_steps``: busy rows per step).
     """
 
     grows_in_place = True  # a row past its planned length decodes on in its slot (no restart, no retry)
@@ -65,7 +59,6 @@ class TransformersEngine:
         grammar: str = "xgrammar",
         batch_size: int = 16,
         batch_tokens: int | None = 16384,
-        prefix_reuse: bool = True,
         max_new_tokens: int | None = None,
         threads: int | None = None,
         device: str = "cpu",
@@ -79,7 +72,6 @@ class TransformersEngine:
         self.model_dir = Path(model_dir)
         self.batch_size = max(1, batch_size)
         self.batch_tokens = batch_tokens
-        self.prefix_reuse = prefix_reuse
         self.max_new_tokens = max_new_tokens
         self.model, self.tokenizer, self.device = self.loaded.model, self.loaded.tokenizer, self.loaded.device
         self.dtype = self.loaded.dtype
@@ -88,8 +80,7 @@ class TransformersEngine:
         self.pad_token_id = self.loaded.pad_token_id
         self.grammar = make_backend(grammar, self.tokenizer, self.vocab_size, self.loaded.stop_ids)
         self._encode = functools.lru_cache(maxsize=4096)(self._encode_uncached)
-        self.profile: defaultdict[str, float] = defaultdict(float)
-        self.prefixes = PrefixCache(self.loaded, self.profile)
+        self.prefixes = PrefixCache(self.loaded)
         # The repeat guard (localeval.engine.repeats) runs in the continuous decode loop, so only on
         # models whose cache layers are plain; it changes answers, so it is part of the fingerprint.
         self.stop_repeats = stop_repeats and self.loaded.plain_layers
@@ -143,7 +134,6 @@ class TransformersEngine:
         ``on_result(i, result)`` is called as soon as request ``i`` is answered: the moment the last
         of its rows leaves the decode loop, while the rest of its batch goes on.
         """
-        started = time.perf_counter()
         results: list[Result | None] = [None] * len(requests)
 
         def done(i: int, result: Result) -> None:
@@ -173,13 +163,12 @@ class TransformersEngine:
                 done(row.request, self._result(requests[row.request], by_request[row.request]))
 
         self._decode(rows, finished)
-        self.profile["generate_seconds"] += time.perf_counter() - started
         return [r for r in results if r is not None]
 
     def _batches(self, rows: list[Row]) -> list[tuple[list[Row], int]]:
         """Batches of similar length under this engine's limits, each with the prefix its rows share."""
         plan = plan_batches([r.ids for r in rows], [r.plan for r in rows], self.batch_size,
-                            self.batch_tokens, self.prefix_reuse and self.loaded.plain_layers)
+                            self.batch_tokens, self.loaded.plain_layers)
         return [([rows[k] for k in batch], shared) for batch, shared in plan]
 
     def _decode(self, rows: list[Row], finished: Callable[[Row], None] | None = None) -> None:
@@ -188,7 +177,7 @@ class TransformersEngine:
         leads = self.leads if any(r.soft for r in rows) else None
         if not (self.loaded.plain_layers and self.loaded.flat):
             for batch, shared in plan:
-                decode_batch(self.loaded, self.grammar, batch, shared, self.prefixes, self.profile, finished, leads)
+                decode_batch(self.loaded, self.grammar, batch, shared, self.prefixes, finished, leads)
             return
         for batch, shared in plan:
             for row in batch:
@@ -196,8 +185,8 @@ class TransformersEngine:
         # Prompts in token order: the asks of one prompt and one sample, which share the longest prefixes,
         # come one after another (an ask's n samples stay together, in seed order)
         queue = sorted(rows, key=lambda r: r.ids)
-        decode_continuous(self.loaded, self.grammar, queue, self.batch_size, self.prefixes, self.profile,
-                          finished, leads, self.guard, self.drafts, self.prefix_reuse)
+        decode_continuous(self.loaded, self.grammar, queue, self.batch_size, self.prefixes, finished, leads,
+                          self.guard, self.drafts)
 
     @functools.cached_property
     def leads(self) -> LeadTable:

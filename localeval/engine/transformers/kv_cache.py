@@ -4,9 +4,7 @@ for fixed batches (continuous batching keeps its states in decode slots: ``rooms
 from __future__ import annotations
 
 import functools
-import time
 from collections import OrderedDict
-from collections.abc import MutableMapping
 from typing import TYPE_CHECKING, Any
 
 from localeval.engine.transformers.loading import LoadedModel
@@ -22,9 +20,8 @@ States = list[tuple["torch.Tensor", "torch.Tensor"]]  # per layer, keys and valu
 class PrefixCache:
     """The key/value states of the last few shared prompt prefixes, computed once each."""
 
-    def __init__(self, loaded: LoadedModel, profile: MutableMapping[str, float], size: int = PREFIX_CACHE_SIZE) -> None:
+    def __init__(self, loaded: LoadedModel, size: int = PREFIX_CACHE_SIZE) -> None:
         self.loaded = loaded
-        self.profile = profile
         self.size = size
         self.states: OrderedDict[tuple[int, ...], States] = OrderedDict()
 
@@ -36,15 +33,12 @@ class PrefixCache:
         if prefix in self.states:
             self.states.move_to_end(prefix)
             return self.states[prefix]
-        started = time.perf_counter()
         cache = DynamicCache(config=self.loaded.model.config)
         device = self.loaded.device
         ids = torch.tensor([prefix], device=device)
         with torch.inference_mode():
             self.loaded.forward(ids, torch.ones_like(ids), torch.arange(len(prefix), device=device)[None], cache,
                                 one_row=True)
-        self.profile["prefix_seconds"] += time.perf_counter() - started
-        self.profile["prefix_tokens"] += len(prefix)
         states = self.states[prefix] = [(keys, values) for keys, values, *_ in cache]
         if len(self.states) > self.size:
             self.states.popitem(last=False)

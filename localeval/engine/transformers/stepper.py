@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, MutableMapping
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from localeval.engine.grammar import BatchGrammar
@@ -19,15 +18,14 @@ class Stepper:
     """One token for some rows: mask by grammar, pick, advance; report the rows that finish."""
 
     def __init__(self, grammar: BatchGrammar, rows: list[Row], generators: dict[int, Any],
-                 report: Callable[[Row], None], profile: MutableMapping[str, float],
-                 leads: LeadTable | None = None, guard: RepeatGuard | None = None) -> None:
+                 report: Callable[[Row], None], leads: LeadTable | None = None,
+                 guard: RepeatGuard | None = None) -> None:
         self.grammar, self.rows, self.generators = grammar, rows, generators
-        self.report, self.profile, self.leads, self.guard = report, profile, leads, guard
+        self.report, self.leads, self.guard = report, leads, guard
         self.refused: dict[int, str] = {}  # per row, the last cut its schema did not allow
 
     def step(self, logits: torch.Tensor, ks: list[int]) -> list[int]:
         """Advance rows ``ks`` (logits row ``i`` is row ``ks[i]``); the rows that go on."""
-        clock = time.perf_counter()
         self.grammar.apply(logits, ks)
         if self.leads is not None:  # soft asks: p(1) at each binary decision
             note_p1(self.leads, logits, self.grammar.bitmask[ks], [self.rows[k] for k in ks])
@@ -50,7 +48,6 @@ class Stepper:
                 self._finish(k, "length")
             else:
                 still.append(k)
-        self.profile["grammar_seconds"] += time.perf_counter() - clock
         return still
 
     def verify(self, k: int, logits: torch.Tensor, drafted: list[int]) -> tuple[int, bool]:
@@ -82,7 +79,6 @@ class Stepper:
             self.refused[k] = cut
             return False
         self.rows[k].tokens = shorter
-        self.profile["repeats_cut"] += 1
         self._finish(k, "stop")
         return True
 

@@ -1,5 +1,5 @@
 """summary.json's record of a run (``run``): metrics, models, policies, cache, start, machine, config, and
-whether its judge's answers hold whatever shares their batch; and the judge cache a run opens."""
+whether its judge's answers hold whatever shares their batch."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ import platform
 import time
 from collections.abc import Sequence
 from dataclasses import asdict
-from pathlib import Path
 from typing import Any
 
 from localeval.config import RunConfig
@@ -15,7 +14,6 @@ from localeval.engine.base import invariance_of
 from localeval.metrics.registry import MetricSpec
 from localeval.report.invariance import NO_JUDGE
 from localeval.store.cache import JudgeCache
-from localeval.store.run_folder import CACHE
 
 
 def run_info(specs: Sequence[MetricSpec], config: RunConfig, store: JudgeCache, started: float,
@@ -43,24 +41,4 @@ def invariance_record(engine: Any) -> dict[str, Any]:
     return asdict(invariance_of(engine))
 
 
-def cache_file(cache: str | Path | bool, out: str | Path | None) -> Path | None:
-    """The run's judge cache file: the run folder's (True), none (False), or a file shared between runs."""
-    if cache is False:
-        return None
-    if cache is True:
-        return Path(out) / CACHE if out is not None else None
-    return Path(cache)
-
-
-def open_cache(cache: str | Path | bool, out: str | Path | None) -> JudgeCache:
-    """The run's judge cache (``cache_file``), opened."""
-    path = cache_file(cache, out)
-    return JudgeCache(path) if path is not None else JudgeCache.disabled()
-
-
-def probe_cache(cache: str | Path | bool, out: str | Path | None) -> None:
-    """Open and close the run's cache where the file is there already: a damaged one, or a newer localeval's,
-    stops the run before any model loads (``store.cache_errors``)."""
-    path = cache_file(cache, out)
-    if path is not None and path.exists():
-        JudgeCache(path).close()
+__all__ = ["invariance_record", "run_info"]

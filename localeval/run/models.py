@@ -1,0 +1,60 @@
+"""The run's judge and embedder: both folders found and checked before either model loads, then loaded."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from localeval.config import JudgeOptions, RunConfig
+from localeval.engine.base import JudgeEngine
+from localeval.metrics.definition import MetricSpec
+from localeval.model_folders import resolve_model
+from localeval.silence import quiet, stderr_is_terminal
+
+
+def load_judge(judge: str | Path | None, options: JudgeOptions | None = None) -> JudgeEngine:
+    """A judge engine from a local model folder (None: the bundled default), or the judge server the options name."""
+    from localeval.engine.build import build_engine
+
+    options = options or JudgeOptions()
+    if options.engine == "server":
+        return build_engine("server", None, options.extra)
+    return build_engine(
+        options.engine, resolve_model(judge, "judge"),
+        {"grammar": options.grammar, "batch_size": options.batch_size, "batch_tokens": options.batch_tokens,
+         "threads": options.threads, "trust_remote_code": options.trust_remote_code, **options.extra},
+        replicas=options.replicas, ray_address=options.ray_address,
+    )
+
+
+def load_embedder(embedder: str | Path | None) -> Any:
+    """A sentence-transformers embedder from a local folder (None: the bundled default)."""
+    from localeval.embed import SentenceTransformerEmbedder
+
+    return SentenceTransformerEmbedder(resolve_model(embedder, "embedder"))
+
+
+def load_models(specs: Sequence[MetricSpec], config: RunConfig, judge: JudgeEngine | None, embedder: Any,
+                progress: bool) -> tuple[Any, Any]:
+    """(judge, embedder): the objects given, else loaded as ``config`` says where a metric needs them. A judge that
+    cannot give p(1) to a soft run stops it here, not mid-run."""
+    needs_judge = any(s.definition.judge for s in specs)
+    needs_embedder = any(s.definition.embedder for s in specs)
+    engine, emb = judge, embedder
+    served = config.engine.engine == "server"  # the judge a server runs: no folder here
+    # Both folders are found and checked before either model is loaded.
+    judge_dir = resolve_model(config.judge, "judge") if needs_judge and engine is None and not served else None
+    embedder_dir = resolve_model(config.embedder, "embedder") if needs_embedder and emb is None else None
+    # progress=False: no loading bars or library warnings either; off a terminal, no loading bars
+    with quiet(not progress or not stderr_is_terminal(), bars_only=progress):
+        if judge_dir is not None or (served and needs_judge and engine is None):
+            engine = load_judge(judge_dir, config.engine)
+        if embedder_dir is not None:
+            emb = load_embedder(embedder_dir)
+    if needs_judge and config.settings.soft and callable(getattr(engine, "require_soft", None)):
+        engine.require_soft()  # type: ignore[union-attr]
+    return engine, emb
+
+
+__all__ = ["load_embedder", "load_judge", "load_models"]
