@@ -11,7 +11,7 @@ from typing import Any
 from localeval.bulk import check_out, open_source, run_chunks
 from localeval.config import JudgeOptions, RunConfig, build_config, model_object, with_engine_options
 from localeval.data import Sample, as_samples
-from localeval.engine.base import JudgeEngine
+from localeval.engine.base import JudgeEngine, abilities_of
 from localeval.metrics.registry import parse_metrics
 from localeval.model_folders import resolve_model
 from localeval.prompts.base import Settings
@@ -26,14 +26,8 @@ def load_judge(judge: str | Path | None, options: JudgeOptions | None = None) ->
     from localeval.engine.build import build_engine
 
     options = options or JudgeOptions()
-    if options.engine == "server":
-        return build_engine("server", None, options.extra)
-    return build_engine(
-        options.engine, resolve_model(judge, "judge"),
-        {"grammar": options.grammar, "batch_size": options.batch_size, "batch_tokens": options.batch_tokens,
-         "threads": options.threads, "trust_remote_code": options.trust_remote_code, **options.extra},
-        replicas=options.replicas, ray_address=options.ray_address,
-    )
+    model_dir = None if options.engine == "server" else resolve_model(judge, "judge")
+    return build_engine(options.options, model_dir)
 
 
 def load_embedder(embedder: str | Path | None) -> Any:
@@ -75,8 +69,9 @@ def evaluate(
     (or ``Settings(soft=True)``): also record p(1) at every 0/1 verdict and give each verdict metric a soft
     score (the trace's ``soft_score``, the summary's ``soft_mean``). An ``out`` that holds another run's scores
     (other samples, or metrics this run leaves out) stops the run before any model loads, unless ``replace``.
-    ``engine_options``: the transformers engine's options by name (``threads=1``, ``batch_size=8``,
-    ``dtype="float32"``, ...: ``engine.options.TransformersOptions``), checked before any model loads.
+    ``engine_options``: the engine (``engine="vllm"``; default transformers) and its options by name, as the CLI
+    names them (``threads=1``, ``batch_size=8``, ``dtype="float32"``, ``server_url=[...]``, ...: the engine's model
+    in ``engine.options``), checked before any model loads.
     """
     if soft is not None:
         settings = dataclasses.replace(settings or Settings(), soft=soft)
@@ -126,7 +121,7 @@ def evaluate_run(
             engine = load_judge(judge_dir, config.engine)
         if embedder_dir is not None:
             emb = load_embedder(embedder_dir)
-    if needs_judge and config.settings.soft and callable(getattr(engine, "require_soft", None)):
+    if needs_judge and config.settings.soft and abilities_of(engine).soft == "checked":
         engine.require_soft()  # type: ignore[union-attr]  # a judge that cannot give p(1) stops here, not mid-run
     config = config.with_models(engine if needs_judge else None, emb if needs_embedder else None)
     return run_chunks(source, specs, config, engine, emb, out=out, cache=cache, progress=progress, report=report,

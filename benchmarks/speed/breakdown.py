@@ -111,9 +111,15 @@ def profile(args: argparse.Namespace) -> dict[str, Any]:
     from localeval.prompts import Settings
 
     samples = build_samples(args.n, seed=args.seed, top_k=args.top_k)
-    options = JudgeOptions(batch_size=args.batch_size, batch_tokens=args.batch_tokens or None, threads=args.threads,
-                           extra={"prefix_reuse": False} if args.no_prefix_reuse else {})
-    engine = load_judge(model_path(args.judge), options)
+    options = JudgeOptions(batch_size=args.batch_size, batch_tokens=args.batch_tokens or None, threads=args.threads)
+    if args.no_prefix_reuse:  # a switch of the engine's own, not an option of the product
+        from localeval.engine.transformers import TransformersEngine
+        from localeval.model_folders import resolve_model
+
+        engine: Any = TransformersEngine(resolve_model(model_path(args.judge), "judge"),
+                                         **options.options.arguments(), prefix_reuse=False)
+    else:
+        engine = load_judge(model_path(args.judge), options)
     batches = record_rows(engine)
     result = localeval.evaluate(samples, metrics=list(args.metrics.split(",")), judge=engine,
                                 embedder=model_path(args.embedder), cache=False, progress=args.progress,
