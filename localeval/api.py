@@ -11,7 +11,7 @@ from typing import Any
 from localeval.bulk import check_out, open_source, run_chunks
 from localeval.config import JudgeOptions, RunConfig, build_config, model_object, with_engine_options
 from localeval.data import Sample, as_samples
-from localeval.engine.base import JudgeEngine, abilities_of
+from localeval.engine.base import Engine, JudgeEngine
 from localeval.metrics.registry import parse_metrics
 from localeval.model_folders import resolve_model
 from localeval.prompts.base import Settings
@@ -121,8 +121,8 @@ def evaluate_run(
             engine = load_judge(judge_dir, config.engine)
         if embedder_dir is not None:
             emb = load_embedder(embedder_dir)
-    if needs_judge and config.settings.soft and abilities_of(engine).soft == "checked":
-        engine.require_soft()  # type: ignore[union-attr]  # a judge that cannot give p(1) stops here, not mid-run
+    if needs_judge and config.settings.soft and isinstance(engine, Engine) and engine.abilities.soft == "checked":
+        engine.require_soft()  # a judge that cannot give p(1) stops here, not mid-run
     config = config.with_models(engine if needs_judge else None, emb if needs_embedder else None)
     return run_chunks(source, specs, config, engine, emb, out=out, cache=cache, progress=progress, report=report,
                       replace=replace, started=started)
