@@ -49,8 +49,9 @@ def evaluate(
     (or ``Settings(soft=True)``): also record p(1) at every 0/1 verdict and give each verdict metric a soft
     score (the trace's ``soft_score``, the summary's ``soft_mean``). An ``out`` that holds another run's scores
     (other samples, or metrics this run leaves out) stops the run before any model loads, unless ``replace``.
-    ``engine_options``: the transformers engine's options by name (``threads=1``, ``batch_size=8``,
-    ``dtype="float32"``, ...: ``engine.options.TransformersOptions``), checked before any model loads.
+    ``engine_options``: the engine (``engine="vllm"``; default transformers) and its options by name, as the CLI
+    names them (``threads=1``, ``batch_size=8``, ``dtype="float32"``, ``server_url=[...]``, ...: the engine's model
+    in ``engine.options``), checked before any model loads.
     """
     if soft is not None:
         settings = dataclasses.replace(settings or Settings(), soft=soft)

@@ -7,58 +7,68 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from localeval.engine.options import DEFAULT_BATCH_SIZE, DEFAULT_BATCH_TOKENS, TransformersOptions
-from localeval.errors import LocalevalError
+from localeval.engine.options import (
+    RECORD_FIELDS,
+    EngineOptions,
+    options_model,
+)
+from localeval.errors import LocalevalError, OptionError
 from localeval.prompts.base import Settings
 
 ON_MISSING = ("error", "nan")
-# Samples a chunk holds, by engine (docs/bulk-runs.md). Enough asks for full batches and long rounds, few
-# enough that the scheduler's state (about 24 KB a sample) stays small: vLLM wants thousands of asks in
-# flight, the transformers engine batches 16 rows, and in-process engines (scripted) only pay per chunk.
-CHUNK_SIZES = {"transformers": 512, "vllm": 4096, "ray-vllm": 4096, "server": 4096, "other": 4096}
-# The weight dtypes a judge folder loads in, by name; vLLM also takes its own spellings of two of them.
-DTYPES = ("auto", "float32", "bfloat16", "float16")
-VLLM_DTYPES = (*DTYPES, "half", "float")
 
 
-class OptionError(LocalevalError):
-    """An option or argument whose value cannot work, found before any model loads (the CLI exits 2)."""
-
-    exit_code = 2
-
-
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class JudgeOptions:
-    """How to load the judge when it is given as a folder."""
+    """How to load the judge when it is given as a folder: the engine's name and its typed options.
 
-    engine: str = "transformers"  # transformers | vllm | ray-vllm | server; scripted engines are passed as objects
-    grammar: str = "xgrammar"
-    batch_size: int = DEFAULT_BATCH_SIZE
-    batch_tokens: int | None = DEFAULT_BATCH_TOKENS  # None: rows only
-    threads: int | None = None
-    trust_remote_code: bool = False
-    replicas: int = 1  # ray-vllm: engine replicas
-    ray_address: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict)  # passed to the engine's constructor
+    ``JudgeOptions(engine, **options)`` takes the engine's options by keyword (``extra``: more of them, as a
+    summary.json record holds them); an unknown option or a bad value is an OptionError.
+    """
 
-    def __post_init__(self) -> None:
-        dtype = self.extra.get("dtype")
-        known = DTYPES if self.engine == "transformers" else VLLM_DTYPES
-        if isinstance(dtype, str) and self.engine != "server" and dtype not in known:
-            raise OptionError(f"--dtype {dtype}: the {self.engine} engine loads weights as "
-                              f"{', '.join(known[:-1])} or {known[-1]}; give one of those (auto: the engine chooses)")
+    engine: str  # transformers | vllm | ray-vllm | server; scripted engines are passed as objects
+    options: EngineOptions
+
+    def __init__(self, engine: str = "transformers", options: EngineOptions | None = None, *,
+                 extra: Mapping[str, Any] | None = None, **named: Any) -> None:
+        model = options_model(engine)
+        if options is None:
+            options = model.from_keywords({**named, **(extra or {})})
+        elif not isinstance(options, model) or named or extra:
+            raise OptionError(f"the {engine} engine's options are {model.__name__}, given alone")
+        object.__setattr__(self, "engine", engine)
+        object.__setattr__(self, "options", options)
 
     @classmethod
     def server(cls, *urls: str, **options: Any) -> JudgeOptions:
         """The judge a server runs at ``urls`` (each its OpenAI base, ``http://gpu-box:8000/v1``); ``options``: the
-        server engine's (``kind``, ``model``, ``api_key_env``, ``concurrency``, ...; ``ServerEngine``)."""
-        return cls(engine="server", extra={"urls": list(urls), **options})
+        server engine's (``kind``, ``model``, ``api_key_env``, ``concurrency``, ...; ``ServerOptions``)."""
+        return cls("server", urls=list(urls), **options)
 
     @property
-    def deterministic(self) -> bool:
-        """Whether answers must not depend on what shares their batch (``--deterministic``; vLLM: its
-        batch-invariant mode, or an error where there is none; the transformers engine is so always)."""
-        return bool(self.extra.get("deterministic", False))
+    def extra(self) -> dict[str, Any]:
+        """The options summary.json's engine record keeps under "extra" (``EngineOptions.recorded``)."""
+        return self.options.recorded()
+
+    def with_options(self, **named: Any) -> JudgeOptions:
+        """These options with ``named`` (keywords of this engine) given too, checked again."""
+        return JudgeOptions(self.engine, type(self.options).from_keywords(
+            {**self.options.model_dump(exclude_unset=True), **named}))
+
+    def to_record(self) -> dict[str, Any]:
+        """The engine record of summary.json: the engine, ``RECORD_FIELDS`` (an engine without one: its default
+        there) and "extra"."""
+        fields = type(self.options).model_fields
+        held = {k: getattr(self.options, k) if k in fields else v for k, v in RECORD_FIELDS.items()}
+        return {"engine": self.engine, **held, "extra": self.extra}
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any]) -> JudgeOptions:
+        """The options :meth:`to_record` wrote (a record field the engine does not take is passed over)."""
+        engine = record.get("engine", "transformers")
+        fields = options_model(engine).model_fields
+        held = {k: v for k, v in record.items() if k in RECORD_FIELDS and k in fields}
+        return cls(engine, extra={**held, **record.get("extra", {})})
 
 
 @dataclass(frozen=True)
@@ -75,7 +85,7 @@ class RunConfig:
     embedder: str | None = None  # the embedder folder as given
     judge_fingerprint: str | None = None  # who answered, known once the judge is loaded
     embedder_fingerprint: str | None = None
-    chunk_size: int | None = None  # samples a chunk holds (None: the engine's default, CHUNK_SIZES)
+    chunk_size: int | None = None  # samples a chunk holds (None: the engine's default, Abilities.chunk_samples)
 
     def __post_init__(self) -> None:
         if self.on_missing not in ON_MISSING:
@@ -92,6 +102,7 @@ class RunConfig:
         """A JSON-ready dict that :meth:`from_dict` reads back into an equal configuration."""
         data = asdict(self)
         data["metrics"] = list(self.metrics)
+        data["engine"] = self.engine.to_record()
         return data
 
     @classmethod
@@ -101,7 +112,7 @@ class RunConfig:
             return cls(
                 **{**data, "metrics": tuple(data.get("metrics", ())),
                    "settings": Settings(**data.get("settings", {})),
-                   "engine": JudgeOptions(**data.get("engine", {}))},
+                   "engine": JudgeOptions.from_record(data.get("engine", {}))},
             )
         except (TypeError, ValueError) as error:
             raise LocalevalError(f"summary.json: the run's config cannot be read ({error}); "
@@ -117,24 +128,15 @@ class RunConfig:
 
 
 def with_engine_options(options: JudgeOptions | None, given: Mapping[str, Any]) -> JudgeOptions:
-    """``options`` (None: the defaults) with the engine options the API's keyword arguments give (``threads=1``),
-    checked against the transformers engine's typed options (``engine.options.TransformersOptions``)."""
-    base = options or JudgeOptions()
-    if not given:
-        return base
-    if base.engine != "transformers":
-        raise OptionError(f"{', '.join(given)}: keyword engine options are the transformers engine's; give the "
-                          f"{base.engine} engine's in judge_options=JudgeOptions(engine={base.engine!r}, ...)")
-    held = {"grammar": base.grammar, "batch_size": base.batch_size, "batch_tokens": base.batch_tokens,
-            "threads": base.threads, "trust_remote_code": base.trust_remote_code,
-            **{k: v for k, v in base.extra.items() if k in ("dtype", "stop_repeats", "drafts")}}
-    try:
-        typed = TransformersOptions.from_keywords({**held, **given})
-    except LocalevalError as error:
-        raise OptionError(str(error)) from None
-    other = {k: v for k, v in base.extra.items() if k not in ("dtype", "stop_repeats", "drafts")}
-    return replace(base, grammar=typed.grammar, batch_size=typed.batch_size, batch_tokens=typed.batch_tokens,
-                   threads=typed.threads, trust_remote_code=typed.trust_remote_code, extra={**other, **typed.extra()})
+    """``options`` (None: the defaults) with the engine options the API's keyword arguments give (``threads=1``;
+    ``engine="vllm"`` picks another engine), checked against that engine's typed options (``engine.options``)."""
+    named = dict(given)
+    engine = named.pop("engine", None)
+    if options is None:
+        return JudgeOptions(engine or "transformers", **named)
+    if engine is not None and engine != options.engine:
+        raise OptionError(f"engine={engine!r} and judge_options for the {options.engine} engine: give one of them")
+    return options.with_options(**named) if named else options
 
 
 def model_name(model: str | Path | Any) -> str | None:

@@ -11,6 +11,12 @@ class LocalevalError(Exception):
     """Base class of the errors localeval raises for a user to fix."""
 
 
+class OptionError(LocalevalError):
+    """An option or argument whose value cannot work, found before any model loads (the CLI exits 2)."""
+
+    exit_code = 2
+
+
 class ModelNotFound(LocalevalError):
     """A model name or path that is not a local model folder (localeval never downloads)."""
 

@@ -15,7 +15,7 @@ import pytest
 
 import localeval
 from localeval.cli import main
-from localeval.engine.base import Request
+from localeval.engine.base import Abilities, Request
 from localeval.engine.scripted import ScriptedEngine, rule_script
 from localeval.progress import ChunkProgress
 from localeval.result import FolderRows, MemoryRows
@@ -90,7 +90,7 @@ def test_without_a_run_folder_the_chunks_come_back_as_one_result() -> None:
 
 
 def test_the_engines_default_chunk_size_cuts_a_large_data_set(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setitem(localeval.config.CHUNK_SIZES, "other", 4)
+    monkeypatch.setattr(ScriptedEngine, "abilities", Abilities(chunk_samples=4))  # declared by the type
     result = localeval.evaluate(rows(10), metrics=METRICS, judge=ScriptedEngine(rule_script), out=tmp_path / "r",
                                 progress=False, report=False)
     assert result.info["chunks"] == {"size": 4, "count": 3}

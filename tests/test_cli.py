@@ -83,11 +83,14 @@ def test_testset_takes_every_engine_option(monkeypatch: pytest.MonkeyPatch, tmp_
         raise LocalevalError("stopped after reading the command line")
 
     monkeypatch.setattr("localeval.run.models.load_judge", load_judge)
-    assert main(["testset", str(tmp_path), "--size", "2", "--out", str(tmp_path / "t.jsonl"), "--engine", "vllm",
+    assert main(["testset", str(tmp_path), "--size", "2", "--out", str(tmp_path / "t.jsonl"),
                  "--batch-tokens", "0", "--batch-size", "3"]) == 1
     options = seen[0]
-    assert (options.engine, options.batch_tokens, options.batch_size) == ("vllm", None, 3)
-    assert options.extra["enforce_eager"] is None  # vLLM's engine decides: eager on a CPU build
+    assert (options.engine, options.options.batch_tokens, options.options.batch_size) == ("transformers", None, 3)
+    assert main(["testset", str(tmp_path), "--size", "2", "--out", str(tmp_path / "t.jsonl"), "--engine", "vllm",
+                 "--tensor-parallel-size", "2"]) == 1
+    assert seen[-1].engine == "vllm" and seen[-1].extra["tensor_parallel_size"] == 2
+    assert seen[-1].extra["enforce_eager"] is None  # vLLM's engine decides: eager on a CPU build
     for flag, eager in (("--enforce-eager", True), ("--compile", False)):
         assert main(["testset", str(tmp_path), "--size", "2", "--out", str(tmp_path / "t.jsonl"),
                      "--engine", "vllm", flag]) == 1
@@ -259,7 +262,7 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
 
 @pytest.mark.parametrize(("argv", "said"), [
     (["--metrics", "faithfullness"], "unknown metric 'faithfullness'"),
-    (["--drafts", "-1"], "--drafts takes 0 (off) or more draft tokens, not -1"),
+    (["--drafts", "-1"], "drafts -1: input should be greater than or equal to 0"),
     (["--engine", "vllm", "--stop-repeats"], "--stop-repeats works on the transformers engine only"),
     (["--votes", "0"], "votes"),
 ])

@@ -57,7 +57,7 @@ def test_a_voted_run_rescores_to_the_same_scores_with_no_judge_call(tmp_path: Pa
 
 
 def test_summary_holds_the_whole_config_and_it_round_trips(tmp_path: Path) -> None:
-    options = JudgeOptions(engine="vllm", batch_size=4, batch_tokens=None, threads=2, extra={"dtype": "bfloat16"})
+    options = JudgeOptions(engine="vllm", trust_remote_code=True, seed=7, extra={"dtype": "bfloat16"})
     engine, embedder = ScriptedEngine(rule_script, fingerprint="judge-x"), HashEmbedder()
     evaluate(_rows(2), metrics=METRICS, judge=engine, embedder=embedder, out=tmp_path,
              settings=Settings(reasons=False, max_examples=1, votes=3, temperature=0.5), seed=7,

@@ -45,11 +45,36 @@ def test_keyword_options_are_recorded_as_the_cli_records_them(loaded: list[Any])
 
 
 def test_an_unknown_or_bad_engine_option_stops_before_a_model_loads(loaded: list[Any]) -> None:
-    with pytest.raises(OptionError, match=r"thread.*transformers engine takes grammar, batch_size"):
+    with pytest.raises(OptionError, match=r"thread: no such option \(the transformers engine takes grammar, batch"):
         localeval.evaluate(ROWS, metrics="faithfulness", judge="judge-folder", progress=False, thread=1)
-    with pytest.raises(LocalevalError, match="threads"):
+    with pytest.raises(LocalevalError, match=r"threads 0: .*equal to 1 \(the transformers engine takes"):
         localeval.evaluate(ROWS, metrics="faithfulness", judge="judge-folder", progress=False, threads=0)
-    with pytest.raises(OptionError, match="give the server engine's in judge_options"):
+    with pytest.raises(OptionError, match=r"threads: no such option \(the server engine takes server_url, server"):
         localeval.evaluate(ROWS, metrics="faithfulness", progress=False, threads=1,
                            judge_options=JudgeOptions.server("http://box:8000/v1"))
     assert loaded == []
+
+
+# Each engine's common options as keywords of evaluate: what the API records, and a bad value named with its engine.
+COMMON = {
+    "vllm": ({"tensor_parallel_size": 2, "dtype": "half", "max_model_len": 4096},
+             {"gpu_memory_utilization": 2.0}, "gpu_memory_utilization 2.0: .*the vllm engine takes"),
+    "ray-vllm": ({"replicas": 2, "ray_address": "head:6379", "enforce_eager": True},
+                 {"replicas": 0}, "replicas 0: .*the ray-vllm engine takes"),
+    "server": ({"server_url": ["http://box:8000/v1"], "server_concurrency": 4, "server_kind": "vllm"},
+               {"server_url": ["box:8000"]}, "--server-url takes http:// or https:// URLs, not 'box:8000'"),
+}
+
+
+@pytest.mark.parametrize("engine", sorted(COMMON))
+def test_every_engines_options_are_keywords_of_evaluate(loaded: list[Any], engine: str) -> None:
+    good, bad, said = COMMON[engine]
+    localeval.evaluate(ROWS, metrics="faithfulness", judge=None if engine == "server" else "judge-folder",
+                       progress=False, engine=engine, **good)
+    (options,) = loaded
+    assert options.engine == engine and options == JudgeOptions(engine, **good)
+    with pytest.raises(OptionError, match=said):
+        localeval.evaluate(ROWS, metrics="faithfulness", judge="judge-folder", progress=False, engine=engine, **bad)
+    with pytest.raises(OptionError, match=f"batch_size: no such option \\(the {engine} engine takes"):
+        localeval.evaluate(ROWS, metrics="faithfulness", progress=False, engine=engine, batch_size=4, **good)
+    assert len(loaded) == 1  # the bad ones stopped before a model loaded

@@ -9,7 +9,7 @@ import pytest
 
 from localeval.data.sample import Sample
 from localeval.embed import HashEmbedder
-from localeval.engine.base import Choice
+from localeval.engine.base import Abilities, Choice
 from localeval.engine.scripted import ScriptedEngine, rule_script
 from localeval.metrics import parse_metrics
 from localeval.nan import Nan
@@ -151,7 +151,7 @@ def test_the_retry_budget_stops_at_the_context_window() -> None:
 class GrowingEngine(ScriptedEngine):
     """A scripted engine that, like the transformers engine, decodes past the planned length in place."""
 
-    grows_in_place = True
+    abilities = Abilities(grows_in_place=True)
 
 
 def test_an_engine_that_grows_budgets_gets_the_retry_budget_at_once_and_no_retry() -> None:

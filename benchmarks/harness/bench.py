@@ -90,8 +90,9 @@ def localeval_models(args: argparse.Namespace) -> tuple[Any, Any, Any]:
                              {"dtype": args.dtype} if args.dtype != "auto" else {})
     if getattr(args, "stop_repeats", False):
         extra["stop_repeats"] = True
-    options = JudgeOptions(engine=args.engine, batch_size=args.batch_size, batch_tokens=args.batch_tokens or None,
-                           threads=args.threads, extra=extra)
+    batching = ({"batch_size": args.batch_size, "batch_tokens": args.batch_tokens or None, "threads": args.threads}
+                if args.engine == "transformers" else {})  # the options only the transformers engine takes
+    options = JudgeOptions(engine=args.engine, **batching, extra=extra)
     return model_path(args.judge), model_path(args.embedder), options
 
 

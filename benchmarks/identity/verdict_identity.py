@@ -195,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.engine == "scripted":  # a fresh rule-based judge: every setting answers alike
             return localeval_models(args)[0]
         extra = {"dtype": dtype, **({} if drafts is None else {"drafts": drafts})}
-        return load_judge(judge_dir, replace(options or JudgeOptions(), extra=extra))
+        return load_judge(judge_dir, (options or JudgeOptions()).with_options(**extra))
 
     started = time.perf_counter()
     recorder = Recorder(engine_for("float32"))

@@ -95,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
         server.start()
         os.environ["LOCALEVAL_SERVER_API_KEY"] = server.key
     try:
-        engine = ServerEngine(args.server_url or server.url, concurrency=args.concurrency)  # type: ignore[union-attr]
+        engine = ServerEngine(args.server_url or server.url, concurrency=args.concurrency).connect()  # type: ignore[union-attr]
         recorded = Recorded(engine)
         started = time.perf_counter()
         Scheduler(recorded, HashEmbedder(), progress=False).run(samples, parse_metrics(list(METRICS)))

@@ -108,7 +108,7 @@ def command(app: typer.Typer, name: str, *groups: tuple[Option, ...], help: str,
             ctx = given.pop(CONTEXT)
             try:
                 if takes_shared:
-                    given["shared"] = Shared(**values)
+                    given["shared"] = Shared.of(**values)
                 with quiet(bool(values.get("no_progress", False))):
                     code = func(**given)
             except LocalevalError as error:

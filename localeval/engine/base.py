@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
 
 from localeval.errors import LocalevalError
 
@@ -28,7 +28,7 @@ class Request:
     label: str = ""  # the prompt's name, for logs and scripted engines; not sent to the model
     soft: bool = False  # also record p(1) at each binary decision (Choice.verdict_probs)
     # The answer's typical length, for planning batches (0: max_tokens). An engine that grows a row's
-    # budget in place (``grows_in_place``) is sent the retry budget as max_tokens and this as the plan.
+    # budget in place (``Abilities.grows_in_place``) is sent the retry budget as max_tokens and this as the plan.
     expected_tokens: int = 0
 
     @property
@@ -69,23 +69,53 @@ class Invariance:
     note: str  # what holds, or why not and what the user gets instead (shown in the summary and report)
 
 
-def invariance_of(engine: Any) -> Invariance:
-    """What ``engine`` says of its batch invariance (its ``invariance`` attribute), else that it does not say."""
-    said = getattr(engine, "invariance", None)
-    if isinstance(said, Invariance):
-        return said
+@dataclass(frozen=True)
+class Abilities:
+    """What an engine's type says it can do, so that no caller has to probe for it.
+
+    ``chunk_samples``: samples a bulk run's chunk holds by default (docs/bulk-runs.md): enough asks for full
+    batches and long rounds, few enough that the scheduler's state (about 24 KB a sample) stays small.
+    ``grows_in_place``: a row decodes past its planned length (``Request.planned_tokens``) up to ``max_tokens``
+    without restarting, so the scheduler sends each ask with the budget a cut-off answer would be retried with
+    and retries nothing. ``soft``: "always" (p(1) comes with every soft ask), "checked" (the engine's
+    ``require_soft`` says, before the run, whether it can give p(1)).
+    """
+
+    chunk_samples: int = 4096
+    grows_in_place: bool = False
+    soft: Literal["always", "checked"] = "always"
+
+
+class Engine:
+    """The base of localeval's own engines: their ``abilities`` and batch invariance, declared by the type."""
+
+    abilities: ClassVar[Abilities] = Abilities()
+
+    @property
+    def invariance(self) -> Invariance:
+        """Whether an answer depends on what shares its batch (an engine that knows says so)."""
+        return Invariance(False, f"the {type(self).__name__} does not say whether an answer depends on its batch")
+
+    def require_soft(self) -> None:
+        """A LocalevalError, before the run, where this judge cannot give p(1) (``Abilities.soft`` "checked")."""
+
+
+def abilities_of(engine: object) -> Abilities:
+    """The abilities ``engine``'s type declares (an engine object from elsewhere: the defaults)."""
+    return type(engine).abilities if isinstance(engine, Engine) else Abilities()
+
+
+def invariance_of(engine: object) -> Invariance:
+    """What ``engine`` says of its batch invariance (an engine object from elsewhere: that it does not say)."""
+    if isinstance(engine, Engine):
+        return engine.invariance
     return Invariance(False, f"the {type(engine).__name__} does not say whether an answer depends on its batch")
 
 
 @runtime_checkable
 class JudgeEngine(Protocol):
-    """A judge model behind one method.
-
-    An engine whose class sets ``grows_in_place = True`` decodes a row past its planned length
-    (``Request.planned_tokens``) up to ``max_tokens`` without restarting it: the scheduler then sends
-    each ask with the budget a cut-off answer would be retried with, and retries nothing (greedy
-    answers are the same, without decoding the cut-off part twice).
-    """
+    """A judge model behind one method (localeval's own engines also derive from ``Engine``, which says what
+    they can do)."""
 
     @property
     def fingerprint(self) -> str:

@@ -2,42 +2,33 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from localeval.engine.base import JudgeEngine
+from localeval.engine.options import EngineOptions, RayOptions, ServerOptions
 from localeval.errors import LocalevalError
 
-JUDGE_ENGINES = ("transformers", "vllm", "ray-vllm", "server")  # what a judge runs on (server: no model folder)
 REPLICA_ENGINES = ("vllm", "transformers", "scripted", "server")  # what one Ray replica may hold
-TRANSFORMERS_ONLY = ("grammar", "batch_size", "batch_tokens", "threads")  # options other engines do not take
-# Options the transformers engine does without: its answers never depend on the batch (--deterministic).
-NOT_TRANSFORMERS = ("deterministic",)
 
 
-def build_engine(kind: str, model_dir: str | Path | None, options: Mapping[str, Any] | None = None, *,
-                 replicas: int = 1, ray_address: str | None = None) -> JudgeEngine:
-    """The engine ``kind`` on the model in ``model_dir``, given ``options`` (its constructor's arguments).
+def build_engine(options: EngineOptions, model_dir: str | Path | None = None) -> JudgeEngine:
+    """The engine ``options`` are for, on the model in ``model_dir``, with the arguments they give it.
 
-    Options only the transformers engine takes (``TRANSFORMERS_ONLY``) are dropped for the others, and those it
-    does without (``NOT_TRANSFORMERS``) for it;
-    ``ray-vllm`` runs ``replicas`` vLLM replicas on the Ray cluster at ``ray_address``; ``server`` asks a judge
-    server and takes only its own options (``ServerEngine``'s arguments), no model folder.
+    ``RayOptions`` run ``replicas`` vLLM replicas on the Ray cluster at ``ray_address``; ``ServerOptions`` ask a
+    judge server (no model folder), connected here (``ServerEngine.connect``).
     """
-    options = dict(options or {})
-    if kind == "server":
-        return EngineSpec("server", None, options)()
-    if kind == "ray-vllm":
+    arguments = options.arguments()
+    if isinstance(options, ServerOptions):
+        return EngineSpec("server", None, arguments)()
+    if isinstance(options, RayOptions):
         from localeval.engine.ray_engine import RayEngine
 
-        spec = EngineSpec("vllm", str(Path(_model_dir(kind, model_dir)).resolve()),  # replicas run elsewhere
-                          _for_kind("vllm", options))
-        return RayEngine(replicas, spec, address=ray_address)
-    if kind in JUDGE_ENGINES:
-        return EngineSpec(kind, str(model_dir) if model_dir is not None else None, _for_kind(kind, options))()
-    raise LocalevalError(f"unknown engine {kind!r}; available: {', '.join(JUDGE_ENGINES)}")
+        spec = EngineSpec("vllm", str(Path(_model_dir(options.engine, model_dir)).resolve()),  # replicas run elsewhere
+                          arguments)
+        return RayEngine(options.replicas, spec, address=options.ray_address)
+    return EngineSpec(options.engine, str(model_dir) if model_dir is not None else None, arguments)()
 
 
 @dataclass(frozen=True)
@@ -63,7 +54,7 @@ class EngineSpec:
         if self.kind == "server":
             from localeval.engine.server import ServerEngine
 
-            return ServerEngine(**self.options)
+            return ServerEngine(**self.options).connect()
         if self.kind == "scripted":
             from localeval.engine.scripted import ScriptedEngine, rule_script
 
@@ -81,16 +72,10 @@ class EngineSpec:
         return 0.0 if vllm_on_cpu() else float(self.options.get("tensor_parallel_size", 1))
 
 
-def _for_kind(kind: str, options: dict[str, Any]) -> dict[str, Any]:
-    if kind == "transformers":
-        return {k: v for k, v in options.items() if k not in NOT_TRANSFORMERS}
-    return {k: v for k, v in options.items() if k not in TRANSFORMERS_ONLY}
-
-
 def _model_dir(kind: str, model_dir: str | Path | None) -> str | Path:
     if not model_dir:
         raise LocalevalError(f"a {kind} engine needs a model folder")
     return model_dir
 
 
-__all__ = ["JUDGE_ENGINES", "REPLICA_ENGINES", "EngineSpec", "build_engine"]
+__all__ = ["REPLICA_ENGINES", "EngineSpec", "build_engine"]

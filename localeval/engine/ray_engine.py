@@ -28,6 +28,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from localeval.engine.base import (
     CHARS_PER_TOKEN,
+    Engine,
     Invariance,
     JudgeEngine,
     Request,
@@ -78,7 +79,7 @@ def import_ray() -> Any:
                                   "on every machine of the cluster.")
 
 
-class RayEngine:
+class RayEngine(Engine):
     """``replicas`` copies of one engine on a Ray cluster, behind :class:`~localeval.engine.base.JudgeEngine`."""
 
     def __init__(
@@ -119,11 +120,16 @@ class RayEngine:
         self._fingerprint = fingerprints.pop()
         windows = [window for _, window, _ in described if window]
         self._context_window = min(windows) if windows else None
-        self.invariance = _together([invariance for _, _, invariance in described])
+        self._invariance = _together([invariance for _, _, invariance in described])
         self._counts: dict[tuple[tuple[str, str], ...], int] = {}  # messages -> a replica's count
         self.shard_sizes: list[list[int]] = []  # per generate call, the size of each shard sent
         self.prompt_tokens = 0
         self.cached_prompt_tokens = 0
+
+    @property
+    def invariance(self) -> Invariance:
+        """The replicas' batch invariance (``_together``)."""
+        return self._invariance
 
     @property
     def fingerprint(self) -> str:

@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from localeval.engine.base import Choice, Invariance, Request, Result
+from localeval.engine.base import Choice, Engine, Invariance, Request, Result
 
 # A script gets the prompt's name, the ask's input (as a dict) and the request, and returns the
 # answer as a JSON-able dict, a list of n such dicts when the request asks for n > 1, or a Choice
@@ -16,7 +16,7 @@ from localeval.engine.base import Choice, Invariance, Request, Result
 Script = Callable[[str, dict[str, Any], Request], Any]
 
 
-class ScriptedEngine:
+class ScriptedEngine(Engine):
     """Answers every request with ``script`` and records every call it receives.
 
     A prompt's tokens are its words. ``context_window`` (default: none) makes asks whose words plus

@@ -32,7 +32,16 @@ from pathlib import Path
 from typing import Any
 
 from localeval.engine import vllm_invariance, vllm_process
-from localeval.engine.base import TOP_LOGPROBS, Choice, FinishReason, Invariance, Request, Result, import_optional
+from localeval.engine.base import (
+    TOP_LOGPROBS,
+    Choice,
+    Engine,
+    FinishReason,
+    Invariance,
+    Request,
+    Result,
+    import_optional,
+)
 from localeval.engine.soft import lead_of, p1_from_logprobs
 from localeval.engine.vllm_structured import INSTALL_HINT, StructuredOutputsApi, structured_outputs_api
 from localeval.errors import JudgeDied, LocalevalError
@@ -48,7 +57,7 @@ def import_vllm() -> Any:
                            "(`--engine transformers`).")
 
 
-class VLLMEngine:
+class VLLMEngine(Engine):
     """A local model served by vLLM's offline ``LLM`` behind :class:`~localeval.engine.base.JudgeEngine`.
 
     ``llm`` takes an ``LLM`` already built (tests pass a fake); otherwise one is built from

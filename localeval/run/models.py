@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from localeval.config import JudgeOptions, RunConfig
-from localeval.engine.base import JudgeEngine
+from localeval.engine.base import Engine, JudgeEngine
 from localeval.metrics.definition import MetricSpec
 from localeval.model_folders import resolve_model
 from localeval.silence import quiet, stderr_is_terminal
@@ -18,14 +18,8 @@ def load_judge(judge: str | Path | None, options: JudgeOptions | None = None) ->
     from localeval.engine.build import build_engine
 
     options = options or JudgeOptions()
-    if options.engine == "server":
-        return build_engine("server", None, options.extra)
-    return build_engine(
-        options.engine, resolve_model(judge, "judge"),
-        {"grammar": options.grammar, "batch_size": options.batch_size, "batch_tokens": options.batch_tokens,
-         "threads": options.threads, "trust_remote_code": options.trust_remote_code, **options.extra},
-        replicas=options.replicas, ray_address=options.ray_address,
-    )
+    model_dir = None if options.engine == "server" else resolve_model(judge, "judge")
+    return build_engine(options.options, model_dir)
 
 
 def load_embedder(embedder: str | Path | None) -> Any:
@@ -52,8 +46,8 @@ def load_models(specs: Sequence[MetricSpec], config: RunConfig, judge: JudgeEngi
             engine = load_judge(judge_dir, config.engine)
         if embedder_dir is not None:
             emb = load_embedder(embedder_dir)
-    if needs_judge and config.settings.soft and callable(getattr(engine, "require_soft", None)):
-        engine.require_soft()  # type: ignore[union-attr]
+    if needs_judge and config.settings.soft and isinstance(engine, Engine) and engine.abilities.soft == "checked":
+        engine.require_soft()  # a judge that cannot give p(1) stops here, not mid-run
     return engine, emb
 
 

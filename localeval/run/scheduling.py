@@ -6,14 +6,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from localeval.config import CHUNK_SIZES, RunConfig
+from localeval.config import RunConfig
+from localeval.engine.base import abilities_of
 from localeval.metrics.definition import MetricSpec
 from localeval.scheduler import Scheduler
 from localeval.scheduler.chunked import ChunkScorer, LocalChunks
 from localeval.store.cache import AnswerStore, JudgeCache
-
-ENGINE_KINDS = {"TransformersEngine": "transformers", "VLLMEngine": "vllm", "RayEngine": "ray-vllm",
-                "ServerEngine": "server"}
 
 
 def chunk_samples(config: RunConfig, engine: Any = None) -> int:
@@ -21,8 +19,8 @@ def chunk_samples(config: RunConfig, engine: Any = None) -> int:
     if config.chunk_size is not None:
         return config.chunk_size
     if engine is None:
-        return CHUNK_SIZES.get(config.engine.engine, CHUNK_SIZES["other"])
-    return CHUNK_SIZES[ENGINE_KINDS.get(type(engine).__name__, "other")]
+        return type(config.engine.options).engine_type().abilities.chunk_samples
+    return abilities_of(engine).chunk_samples
 
 
 def build_scheduler(config: RunConfig, engine: Any, embedder: Any, cache: AnswerStore | None,

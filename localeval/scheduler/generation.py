@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from localeval.engine.base import JudgeEngine, Request, Result
+from localeval.engine.base import JudgeEngine, Request, Result, abilities_of
 from localeval.errors import JudgeDied
 from localeval.progress import RunProgress
 from localeval.prompts.base import answer_token_bound
@@ -48,7 +48,7 @@ class Generation:
         """Answers by key for every pending request of round ``number``, cut-off ones retried once."""
         answers: dict[str, Any] = {}
         retry: list[Pending] = []
-        grows = getattr(self.engine, "grows_in_place", False)
+        grows = abilities_of(self.engine).grows_in_place
         if grows:  # one attempt, each ask allowed what its retry would get
             todo = [Pending(p.key, self.grown(p.request), p.askers) for p in todo]
         for attempt in (1, 2):

@@ -185,8 +185,8 @@ def test_cli_pairs_with_a_scripted_judge(tmp_path: Path, monkeypatch: pytest.Mon
     out = capsys.readouterr().out
     judge, options = loaded
     assert judge == "models/j" and "ff.csv" in out and "faithfulness" in out
-    assert isinstance(options, JudgeOptions) and (options.engine, options.threads, options.batch_size) == (
-        "transformers", 1, 4)
+    assert isinstance(options, JudgeOptions)
+    assert (options.engine, options.options.threads, options.options.batch_size) == ("transformers", 1, 4)
     data = json.loads((tmp_path / "p.json").read_text())
     assert data["pairs"]["files"][0]["pairs"] == 2 and data["pairs"]["files"][0]["accuracy"] == 1.0
 

@@ -17,17 +17,17 @@ from localeval.errors import LocalevalError
 
 def test_dtype_reaches_the_transformers_engine_only_when_asked() -> None:
     assert Shared().judge_options(0).extra == {}  # auto: float32 on a CPU, as before; fingerprints unchanged
-    assert Shared(dtype="bfloat16").judge_options(0).extra == {"dtype": "bfloat16"}
-    assert Shared(engine="vllm", dtype="bfloat16").judge_options(0).extra["dtype"] == "bfloat16"
+    assert Shared.of(dtype="bfloat16").judge_options(0).extra == {"dtype": "bfloat16"}
+    assert Shared.of(engine="vllm", dtype="bfloat16").judge_options(0).extra["dtype"] == "bfloat16"
 
 
 def test_drafts_reach_the_transformers_engine_only_when_asked() -> None:
     assert "drafts" not in Shared().judge_options(0).extra  # the engine's own default
-    assert Shared(drafts=0).judge_options(0).extra == {"drafts": 0}
+    assert Shared.of(drafts=0).judge_options(0).extra == {"drafts": 0}
     with pytest.raises(LocalevalError, match="--drafts works on the transformers engine only"):
-        Shared(engine="vllm", drafts=4).judge_options(0)
-    with pytest.raises(LocalevalError, match="--drafts takes 0"):
-        Shared(drafts=-1).judge_options(0)
+        Shared.of(engine="vllm", drafts=4).judge_options(0)
+    with pytest.raises(LocalevalError, match="drafts -1: input should be greater than or equal to 0"):
+        Shared.of(drafts=-1).judge_options(0)
 
 
 def test_an_unknown_dtype_is_refused_before_any_model_loads(tmp_path: Path) -> None:

@@ -80,9 +80,9 @@ def test_stop_repeats_reaches_the_transformers_engine_only():
     from localeval.errors import LocalevalError
 
     assert "stop_repeats" not in Shared().judge_options(0).extra  # off by default: answers as before
-    assert Shared(stop_repeats=True).judge_options(0).extra == {"stop_repeats": True}
+    assert Shared.of(stop_repeats=True).judge_options(0).extra == {"stop_repeats": True}
     with pytest.raises(LocalevalError, match="transformers engine only"):
-        Shared(engine="vllm", stop_repeats=True).judge_options(0)
+        Shared.of(engine="vllm", stop_repeats=True).judge_options(0)
 
 
 @pytest.mark.model

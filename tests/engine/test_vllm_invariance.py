@@ -17,6 +17,7 @@ from test_vllm_engine import FakeLLM, fake_vllm_module
 from localeval.engine import vllm_invariance, vllm_process
 from localeval.engine.base import Invariance, Request, invariance_of
 from localeval.engine.build import build_engine
+from localeval.engine.options import TransformersOptions
 from localeval.engine.ray_engine import _together
 from localeval.engine.scripted import ScriptedEngine, rule_script
 from localeval.engine.vllm_engine import VLLMEngine
@@ -102,8 +103,8 @@ def test_the_transformers_engine_takes_deterministic_and_is_given_nothing(monkey
 
     seen: list[dict[str, Any]] = []
     monkeypatch.setattr(transformers, "TransformersEngine", lambda folder, **options: seen.append(options))
-    build_engine("transformers", tmp_path, {"deterministic": True, "batch_size": 2})
-    assert seen == [{"batch_size": 2}]
+    build_engine(TransformersOptions(deterministic=True, batch_size=2), tmp_path)
+    assert seen[0]["batch_size"] == 2 and "deterministic" not in seen[0]
 
 
 def test_the_scripted_and_ray_engines_say_their_invariance() -> None:

@@ -54,13 +54,13 @@ def recording(engine: Any) -> list[tuple[Request, Result]]:
 
 @pytest.fixture(scope="module")
 def engine(vllm_server: Any) -> Any:
-    return ServerEngine(vllm_server.url)
+    return ServerEngine(vllm_server.url).connect()
 
 
 @pytest.fixture(scope="module")
 def every_prompt(vllm_server: Any) -> tuple[list[tuple[Request, Result]], Any]:
     """Every judge metric over three demo samples, through the scheduler, on the real server."""
-    engine = ServerEngine(vllm_server.url)
+    engine = ServerEngine(vllm_server.url).connect()
     answered = recording(engine)
     out = Scheduler(engine, HashEmbedder(), progress=False).run(as_samples(DEMO)[:3], parse_metrics(JUDGE_METRICS))
     return answered, out
@@ -130,7 +130,7 @@ def test_a_rerun_is_served_by_the_cache_with_no_ask_and_the_key_is_nowhere_in_th
     metrics = "faithfulness,context_precision"
     first = evaluate(DEMO, metrics, embedder=HashEmbedder(), out=tmp_path / "run", progress=False,
                      judge_options=JudgeOptions.server(vllm_server.url))
-    rerun = ServerEngine(vllm_server.url)
+    rerun = ServerEngine(vllm_server.url).connect()
     before = rerun.http_requests  # identity look-ups and the probe
     again = evaluate(DEMO, metrics, judge=rerun, embedder=HashEmbedder(), out=tmp_path / "run", progress=False)
     assert rerun.asks_sent == 0 and rerun.http_requests == before
@@ -143,14 +143,14 @@ def test_the_server_refuses_a_wrong_key_or_none_with_a_clear_message(vllm_server
     for key in ("sk-wrong-key-1234", ""):
         monkeypatch.setenv("LOCALEVAL_SERVER_API_KEY", key)
         with pytest.raises(LocalevalError) as refused:
-            ServerEngine(vllm_server.url)
+            ServerEngine(vllm_server.url).connect()
         assert f"the judge server at {vllm_server.url} refused the API key (HTTP 401" in str(refused.value)
         assert "sk-wrong-key-1234" not in str(refused.value) and vllm_server.key not in str(refused.value)
 
 
 def test_the_removed_guided_json_is_caught_by_the_enforcement_probe(vllm_server: Any) -> None:
     with pytest.raises(LocalevalError, match=r"accepts a JSON schema sent as guided_json but does not enforce it"):
-        ServerEngine(vllm_server.url, kind="vllm-legacy")
+        ServerEngine(vllm_server.url, kind="vllm-legacy").connect()
 
 
 def _kept(cache: Path) -> int:

@@ -45,7 +45,7 @@ def test_other_judges_are_named_with_both_fingerprints(make_run) -> None:
 
 def test_each_deciding_setting_is_named_with_both_values(make_run) -> None:
     other = RunConfig(settings=Settings(votes=3), seed=1, long_context="truncate",
-                      engine=JudgeOptions(batch_size=4, extra={"dtype": "bfloat16", "progress": False}))
+                      engine=JudgeOptions(batch_size=4, extra={"dtype": "bfloat16"}))
     a, b = pair(make_run, record(), record(other))
     warnings = compare_runs(a, b).warnings
     assert sorted(warnings) == sorted([
@@ -54,12 +54,13 @@ def test_each_deciding_setting_is_named_with_both_values(make_run) -> None:
         "long_context differs: 'skip' in A, 'truncate' in B",
         "engine option batch_size differs: 16 in A, 4 in B",
         "engine option dtype differs: None in A, 'bfloat16' in B",
-    ])  # progress shows bars, it decides no answer: not a difference
+    ])
 
 
 def test_settings_that_decide_no_answer_are_not_compared(make_run) -> None:
-    quiet = RunConfig(on_missing="nan", chunk_size=7, engine=JudgeOptions(ray_address="10.0.0.1:6379"))
-    a, b = pair(make_run, record(), record(quiet))
+    ray = RunConfig(engine=JudgeOptions("ray-vllm"))
+    quiet = RunConfig(on_missing="nan", chunk_size=7, engine=JudgeOptions("ray-vllm", ray_address="10.0.0.1:6379"))
+    a, b = pair(make_run, record(ray), record(quiet))
     assert compare_runs(a, b).warnings == []
 
 

@@ -16,7 +16,8 @@ import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from localeval.engine.base import Choice, FinishReason, Invariance, Request, Result
+from localeval.engine.base import Abilities, Choice, Engine, FinishReason, Invariance, Request, Result
+from localeval.engine.options import web_url
 from localeval.engine.server.auth import KEY_ENV, read_key
 from localeval.engine.server.dialects import DIALECTS, Step
 from localeval.engine.server.dispatch import run_round
@@ -53,7 +54,7 @@ class Part:
     n: int = 1
 
 
-class ServerEngine:
+class ServerEngine(Engine):
     """A judge behind one or more OpenAI-compatible chat servers, as :class:`~localeval.engine.base.JudgeEngine`.
 
     ``urls``: each server's OpenAI base (``http://gpu-box:8000/v1``); ``kind``: auto (read from the server) or one
@@ -64,7 +65,7 @@ class ServerEngine:
     ``retries`` apply to each request; ``max_model_len`` caps the window (for Ollama it is the ``num_ctx`` sent).
     """
 
-    grows_in_place = False
+    abilities = Abilities(soft="checked")  # a server gives usable log-probabilities, or not
     invariance = INVARIANCE
 
     def __init__(self, urls: str | Sequence[str], *, kind: str = "auto", model: str | None = None,
@@ -76,26 +77,37 @@ class ServerEngine:
             raise LocalevalError("the server engine needs the judge server's URL (--server-url http://HOST:PORT/v1)")
         if concurrency is not None and concurrency < 1:
             raise LocalevalError(f"--server-concurrency takes 1 or more asks in flight, not {concurrency}")
-        key = read_key(api_key_env, api_key_file)
-        self.servers: list[ServerSlot] = []
-        for url in (_base(u) for u in given):
-            transport = Transport(root_of(url), key=key, timeout=timeout, retries=retries, ca_file=ca_file,
-                                  connections=concurrency or 256)
-            identity = discover(transport, url, kind, model, max_model_len)
-            self.servers.append(ServerSlot(url, transport, identity, _concurrency(identity, concurrency)))
+        self.urls = [_base(u) for u in given]
+        self.kind, self.model, self.max_model_len = kind, model, max_model_len
+        self.api_key_env, self.api_key_file, self.ca_file = api_key_env, api_key_file, ca_file
+        self.concurrency, self.timeout, self.retries = concurrency, timeout, retries
+        self.servers: list[ServerSlot] = []  # filled by connect()
+        self.asks_sent = 0  # chat requests made for asks (the probes and retries are not counted)
+        self.prompt_tokens = self.cached_prompt_tokens = 0
+        self._soft_checked = False
+
+    def connect(self) -> ServerEngine:
+        """Read the API key, each server's identity and window, and prove it enforces schemas (network I/O);
+        returns this engine, ready to answer. ``engine.build`` calls it."""
+        if self.servers:
+            return self
+        key = read_key(self.api_key_env, self.api_key_file)
+        for url in self.urls:
+            transport = Transport(root_of(url), key=key, timeout=self.timeout, retries=self.retries,
+                                  ca_file=self.ca_file, connections=self.concurrency or 256)
+            identity = discover(transport, url, self.kind, self.model, self.max_model_len)
+            self.servers.append(ServerSlot(url, transport, identity, _concurrency(identity, self.concurrency)))
         self.identity = _one_judge([s.identity for s in self.servers])
         self.dialect = DIALECTS[self.identity.kind]
         windows = [s.identity.window for s in self.servers if s.identity.window]
         self.context_window: int | None = min(windows) if windows else None
         self.counter = PromptCounter(self.servers[0].transport, replace(self.identity, window=self.context_window))
-        self.asks_sent = 0  # chat requests made for asks (the probes and retries are not counted)
-        self.prompt_tokens = self.cached_prompt_tokens = 0
-        self._soft_checked = False
         compact = [prove_enforced(self._on(server), server.url, self.identity.kind, self.dialect.spelling)
                    for server in self.servers]
         self.notes = _notes(self.identity, self.context_window, all(compact))
         for note in self.notes:
             warnings.warn(note, stacklevel=2)
+        return self
 
     @property
     def fingerprint(self) -> str:
@@ -238,9 +250,7 @@ def _p1(steps: list[Step] | None) -> tuple[float, ...] | None:
 
 def _base(url: str) -> str:
     """The OpenAI base of a URL given with or without its ``/v1``."""
-    url = url.strip().rstrip("/")
-    if not re.match(r"^https?://", url):
-        raise LocalevalError(f"--server-url takes http:// or https:// URLs, not {url!r}")
+    url = web_url(url).strip().rstrip("/")
     return url if url.endswith("/v1") else url + "/v1"
 
 

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from localeval.engine.base import Choice, Invariance, Request, Result
+from localeval.engine.base import Abilities, Choice, Engine, Invariance, Request, Result
 from localeval.engine.grammar import make_backend, schema_text
 from localeval.engine.repeats import RepeatGuard
 from localeval.engine.soft import LeadTable
@@ -29,7 +29,7 @@ from localeval.engine.transformers.loading import load_model
 from localeval.model_folders import model_fingerprint
 
 
-class TransformersEngine:
+class TransformersEngine(Engine):
     """A local causal LM behind :class:`~localeval.engine.base.JudgeEngine`, constrained by a grammar.
 
     At most ``batch_size`` rows decode at once, batched continuously in flat steps: as one finishes,
@@ -50,7 +50,9 @@ class TransformersEngine:
     on a shared CPU lose badly (``localeval.cpu_threads``, benchmarks/speed/threads.py).
     """
 
-    grows_in_place = True  # a row past its planned length decodes on in its slot (no restart, no retry)
+    # A row past its planned length decodes on in its slot (no restart, no retry); 512 samples a chunk fill
+    # its batches of 16 rows.
+    abilities = Abilities(chunk_samples=512, grows_in_place=True)
 
     def __init__(
         self,

@@ -11,6 +11,7 @@ from localeval.config import JudgeOptions
 from localeval.embed import HashEmbedder
 from localeval.engine.base import Request
 from localeval.engine.build import EngineSpec, build_engine
+from localeval.engine.options import ServerOptions
 
 DEMO = "examples/rag_demo.jsonl"
 
@@ -33,7 +34,7 @@ def test_the_server_engine_is_built_by_kind_with_its_own_options_and_needs_no_gp
     assert spec.gpus() == 0.0
     engine = spec()
     assert engine.fingerprint.startswith("server:llamacpp:") and engine.servers[0].concurrency == 3
-    assert build_engine("server", None, {"urls": [server.url]}).fingerprint == engine.fingerprint
+    assert build_engine(ServerOptions(server_url=[server.url])).fingerprint == engine.fingerprint
 
 
 @pytest.mark.slow  # a Ray cluster

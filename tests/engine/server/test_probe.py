@@ -29,7 +29,7 @@ def test_the_probe_schema_forces_a_random_key_and_value_no_model_writes_by_chanc
 @pytest.mark.parametrize("kind", ["vllm", "sglang", "llamacpp", "ollama", "openai"])
 def test_a_server_that_enforces_passes_the_probe_in_its_own_spelling(played, kind) -> None:
     server = played(kind)
-    ServerEngine(server.url)
+    ServerEngine(server.url).connect()
     probe = server.chats()[-1]
     assert "Say hello" in probe["messages"][-1]["content"]
 
@@ -37,7 +37,7 @@ def test_a_server_that_enforces_passes_the_probe_in_its_own_spelling(played, kin
 def test_the_removed_guided_json_accepted_and_ignored_is_caught_with_the_fix(played) -> None:
     server = played("vllm")  # vLLM 0.32: guided_json accepted, HTTP 200, unconstrained
     with pytest.raises(LocalevalError) as stopped:
-        ServerEngine(server.url, kind="vllm-legacy")
+        ServerEngine(server.url, kind="vllm-legacy").connect()
     message = str(stopped.value)
     assert f"the judge server at {server.url} (vllm-legacy) accepts a JSON schema sent as guided_json but does not " \
            "enforce it" in message
@@ -56,25 +56,25 @@ def test_a_server_that_ignores_every_schema_stops_the_run_before_any_ask(played,
 
 def test_an_old_vllm_is_sent_guided_json_which_it_enforces(played) -> None:
     server = played("vllm-old")
-    assert ServerEngine(server.url).dialect.kind == "vllm-legacy"
+    assert ServerEngine(server.url).connect().dialect.kind == "vllm-legacy"
     assert "guided_json" in server.chats()[-1]
 
 
 def test_free_whitespace_in_the_servers_json_is_noted_with_the_flags_that_make_it_compact(played) -> None:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        engine = ServerEngine(played("vllm", compact=False).url)
+        engine = ServerEngine(played("vllm", compact=False).url).connect()
     assert any("lets its grammar write free whitespace" in note and "disable_any_whitespace true" in note
                for note in engine.notes)
     assert any("free whitespace" in str(w.message) for w in caught)
-    assert not any("whitespace" in note for note in ServerEngine(played("vllm").url).notes)
+    assert not any("whitespace" in note for note in ServerEngine(played("vllm").url).connect().notes)
 
 
 def test_soft_verdicts_need_logprobs_after_the_grammars_mask_and_say_so_before_the_run(played, tmp_path) -> None:
-    ServerEngine(played("vllm").url).require_soft()  # masked: every token with mass at a verdict is 0 or 1
+    ServerEngine(played("vllm").url).connect().require_soft()  # masked: every token with mass at a verdict is 0 or 1
     raw = played("llamacpp", masked=False)  # probabilities before the grammar (llama.cpp README, n_probs)
     with pytest.raises(LocalevalError, match=r"--soft needs .* taken before its grammar's mask.*Run without --soft"):
-        ServerEngine(raw.url).require_soft()
+        ServerEngine(raw.url).connect().require_soft()
     asked = len(raw.chats())
     with pytest.raises(LocalevalError, match=r"--soft needs"):
         evaluate(DEMO, metrics="faithfulness", embedder=HashEmbedder(), soft=True, progress=False,
