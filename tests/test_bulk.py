@@ -226,7 +226,7 @@ def test_the_chunked_frame_reads_nan_reasons_from_disk(tmp_path: Path) -> None:
 
 
 def test_estimate_projects_time_and_disk_of_a_larger_run_from_a_file_read_in_chunks(tmp_path: Path) -> None:
-    from localeval.rescore import estimate
+    from localeval.estimate import estimate
 
     data = write(tmp_path / "d.jsonl", rows(40))
     engine = ScriptedEngine(rule_script)

@@ -18,7 +18,8 @@ from localeval.engine.scripted import ScriptedEngine, rule_script
 from localeval.errors import LocalevalError
 from localeval.nan import Nan
 from localeval.prompts.base import Settings
-from localeval.rescore import estimate_run, rescore
+from localeval.estimate import estimate_run
+from localeval.rescore import rescore
 
 METRICS = "faithfulness,context_precision,answer_relevancy,factual_correctness:mode=precision"
 

@@ -80,7 +80,7 @@ def test_one_vote_is_the_greedy_answer():
 
 def test_evaluate_and_estimate_take_the_judge_settings_from_the_command_line(monkeypatch, capsys):
     import localeval.api
-    import localeval.rescore
+    import localeval.estimate
     from localeval.cli import main
 
     seen: list[Settings] = []
@@ -90,7 +90,7 @@ def test_evaluate_and_estimate_take_the_judge_settings_from_the_command_line(mon
         raise LocalevalError("stopped after reading the command line")
 
     monkeypatch.setattr(localeval.api, "evaluate_run", fake_run)
-    monkeypatch.setattr(localeval.rescore, "estimate_run", fake_run)
+    monkeypatch.setattr(localeval.estimate, "estimate_run", fake_run)
     for command in ("evaluate", "estimate"):
         extra = ["--out", "runs/x"] if command == "evaluate" else []
         assert main([command, "data.jsonl", *extra, "--no-reasons", "--max-examples", "1",

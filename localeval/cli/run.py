@@ -86,7 +86,7 @@ def add_run_commands(app: typer.Typer) -> None:
         total: Annotated[int | None, typer.Option(
             "--total", min=1, help="project to N samples, e.g. 1000000 (default: the data set's)")] = None,
     ) -> int:
-        from localeval.rescore import estimate_run
+        from localeval.estimate import estimate_run
 
         config = shared.run_config(_joined(metrics), seed)
         print(estimate_run(data, config, sample=sample, progress=not shared.no_progress, total=total).table())
