@@ -60,7 +60,7 @@ class JudgeOptions:
         there) and "extra"."""
         fields = type(self.options).model_fields
         held = {k: getattr(self.options, k) if k in fields else v for k, v in RECORD_FIELDS.items()}
-        return {"engine": self.engine, **held, "extra": self.extra}
+        return {"engine": self.engine, **held, "extra": self.options.recorded()}
 
     @classmethod
     def from_record(cls, record: Mapping[str, Any]) -> JudgeOptions:

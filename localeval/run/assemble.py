@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from localeval.config import RunConfig
 from localeval.metrics.definition import MetricSpec
 from localeval.metrics.registry import base_name
 from localeval.report.strata import stratified_summary
@@ -28,13 +27,12 @@ def merged(parts: Sequence[RunOutput], metrics: Sequence[str]) -> RunOutput:
     )
 
 
-def folder_result(log: ChunkLog, specs: list[MetricSpec], config: RunConfig,
-                  info: dict[str, Any]) -> EvaluationResult:
+def folder_result(log: ChunkLog, specs: list[MetricSpec], soft: bool, info: dict[str, Any]) -> EvaluationResult:
     """The result of a run folder's finished chunks: each metric's values from the chunk log where that is
     enough, else from one pass over scores.jsonl (relevancy and unanswerable rows for the strata, soft scores)."""
     names = [s.name for s in specs]
     relevancy = [n for n in names if base_name(n) == "answer_relevancy"]
-    quick = not relevancy and not config.settings.soft  # the log keeps values, not soft scores
+    quick = not relevancy and not soft  # the log keeps values, not soft scores
     disk = (ScoresOnDisk.from_log(log.finished, names) if quick else None) or ScoresOnDisk(
         log.folder, names, relevancy)
     cost = chunk_totals(log.finished, names)

@@ -6,7 +6,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from localeval.config import RunConfig
 from localeval.metrics.definition import MetricSpec
 from localeval.run.source import Source, open_source
 from localeval.store.cache import JudgeCache
@@ -15,11 +14,12 @@ from localeval.store.out_path import check_out_path
 from localeval.store.run_folder import CACHE
 
 
-def checked_source(samples: Any, specs: Sequence[MetricSpec], config: RunConfig, size: int, *,
+def checked_source(samples: Any, specs: Sequence[MetricSpec], size: int, *, checked: bool, explicit: bool,
                    out: str | Path | None, cache: str | Path | bool, replace: bool) -> Source:
-    """The run's samples once the data, ``out`` and the judge cache are found fit: any problem stops the run here,
-    before a model loads."""
-    source = open_source(samples, specs, config.on_missing == "error", size, config.chunk_size is not None)
+    """The run's samples (in chunks of ``size``; ``checked``: a missing field is an error; ``explicit``: the size
+    was chosen) once the data, ``out`` and the judge cache are found fit: any problem stops the run here, before a
+    model loads."""
+    source = open_source(samples, specs, checked, size, explicit)
     check_out_path(out)  # a file, or a place this user cannot write
     probe_cache(cache, out)  # a damaged judge cache
     if out is not None and not replace:

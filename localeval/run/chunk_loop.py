@@ -35,14 +35,6 @@ if TYPE_CHECKING:
 REPORT_SAMPLES = 50_000  # report.html, one page that holds every row, is written up to this many samples
 
 
-def plan_of(source: Source, config: RunConfig) -> dict[str, Any]:
-    """The head of this run's chunk log: what decides its rows."""
-    return chunk_plan(metrics=config.metrics, settings=asdict(config.settings), seed=config.seed,
-                      long_context=config.long_context, on_missing=config.on_missing,
-                      judge=config.judge_fingerprint, embedder=config.embedder_fingerprint,
-                      chunk_size=source.size, data=source.describe())
-
-
 def run_chunks(
     source: Source, specs: list[MetricSpec], config: RunConfig, engine: Any, emb: Any, *,
     out: str | Path | None, cache: str | Path | bool, progress: bool, report: bool, replace: bool, started: float,
@@ -71,7 +63,11 @@ def evaluate_chunks(
     A data set that fits one chunk is one scheduler run: the same rounds and engine calls as any run of it.
     """
     names = [s.name for s in specs]
-    log = ChunkLog(out, plan_of(source, config)) if out is not None else None
+    # the head of the chunk log: what decides this run's rows
+    plan = chunk_plan(metrics=config.metrics, settings=asdict(config.settings), seed=config.seed,
+                      long_context=config.long_context, on_missing=config.on_missing, judge=config.judge_fingerprint,
+                      embedder=config.embedder_fingerprint, chunk_size=source.size, data=source.describe())
+    log = ChunkLog(out, plan) if out is not None else None
     done = log.finished if log is not None else []
     several = source.chunk_count > 1  # one chunk is the whole run: the scheduler's own progress, no chunk lines
     shown = ChunkProgress(source.count, source.chunk_count, sum(r["rows"] for r in done), len(done),
@@ -91,7 +87,7 @@ def evaluate_chunks(
     if log is None:
         samples = [s for p in parts for s in p.samples]
         return EvaluationResult(samples, specs, merged([p.output for p in parts], names), info)
-    result = folder_result(log, specs, config, {**info, "chunks": {"size": source.size,
+    result = folder_result(log, specs, config.settings.soft, {**info, "chunks": {"size": source.size,
                                                                    "count": len(log.finished)}})
     result.save(log.folder)  # its rows are there already: this writes summary.json
     if report and result.sample_count <= REPORT_SAMPLES:
@@ -101,4 +97,4 @@ def evaluate_chunks(
     return result
 
 
-__all__ = ["REPORT_SAMPLES", "evaluate_chunks", "plan_of", "run_chunks"]
+__all__ = ["REPORT_SAMPLES", "evaluate_chunks", "run_chunks"]

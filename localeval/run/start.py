@@ -37,8 +37,8 @@ def evaluate_run(
     ``replace``: overwrite the run ``out`` holds, whatever it is (else another run there stops this one).
     """
     specs = parse_metrics(list(config.metrics) or None)
-    source = checked_source(samples, specs, config, chunk_samples(config, judge), out=out, cache=cache,
-                            replace=replace)
+    source = checked_source(samples, specs, chunk_samples(config, judge), checked=config.on_missing == "error",
+                            explicit=config.chunk_size is not None, out=out, cache=cache, replace=replace)
     started = time.time()
     engine, emb = load_models(specs, config, judge, embedder, progress)
     config = config.with_models(engine if any(s.definition.judge for s in specs) else None,
