@@ -135,7 +135,7 @@ def test_a_row_past_its_planned_length_decodes_on_to_the_answer_it_gets_with_the
     """The engine grows budgets in place: planned at 20 tokens, the cut-short ask runs on in its slot
     beside the others to the same answer as when its whole budget is planned, and nothing is cut."""
     monkeypatch.setattr(judge_engine, "batch_size", 4)
-    assert judge_engine.grows_in_place
+    assert judge_engine.abilities.grows_in_place
     cut = next(a for a in asks if a.max_tokens == 20)
     some = [cut, *asks[:5]]  # beside statements and usefulness verdicts
     short = 0
