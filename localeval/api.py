@@ -114,7 +114,7 @@ def evaluate_run(
         check_out(Path(out), source, specs)
     started = time.time()
     needs_judge = any(s.definition.judge for s in specs)
-    needs_embedder = any(s.definition.embedder for s in specs)
+    needs_embedder = any(s.uses_embedder(config.settings.judge_mode) for s in specs)
     engine, emb = judge, embedder
     served = config.engine.engine == "server"  # the judge a server runs: no folder here
     # Both folders are found and checked before either model is loaded.

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -113,7 +113,7 @@ def check_out(out: Path, source: Source, specs: Sequence[MetricSpec]) -> None:
 
 def chunk_plan(source: Source, config: RunConfig) -> dict[str, Any]:
     """What decides a run's rows (the head of its chunk log): a rerun under another plan starts over."""
-    return {"metrics": list(config.metrics), "settings": asdict(config.settings), "seed": config.seed,
+    return {"metrics": list(config.metrics), "settings": config.settings.recorded(), "seed": config.seed,
             "long_context": config.long_context, "on_missing": config.on_missing,
             "judge": config.judge_fingerprint, "embedder": config.embedder_fingerprint,
             "chunk_size": source.size, "data": source.describe()}

@@ -113,6 +113,7 @@ class RunConfig:
         """A JSON-ready dict that :meth:`from_dict` reads back into an equal configuration."""
         data = asdict(self)
         data["metrics"] = list(self.metrics)
+        data["settings"] = self.settings.recorded()  # a later setting at its default is left out
         return data
 
     @classmethod
