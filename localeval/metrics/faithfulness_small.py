@@ -16,8 +16,7 @@ from localeval.metrics.context_relevance import split_sentences
 from localeval.metrics.faithfulness import supported_ratio
 from localeval.metrics.soft import note_soft
 from localeval.nan import Nan
-from localeval.prompts import STATEMENTS, StatementsInput
-from localeval.prompts.check import CHECK, CheckInput
+from localeval.prompts import CHECK, STATEMENTS, CheckInput, StatementsInput
 from localeval.steps import Ask, Embed, Steps
 
 EVIDENCE_SENTENCES = 3  # context sentences each statement is judged against
