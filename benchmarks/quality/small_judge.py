@@ -1,6 +1,6 @@
 """Tune the small-judge mode's faithfulness on WikiEval pairs: one variant per run, each verdict's p(1) kept.
 
-    python -m benchmarks.small_judge --judge qwen2.5-coder-1.5b-instruct --limit 25 --k 3 --cache C.sqlite --out V.json
+    python -m benchmarks.quality.small_judge --judge qwen2.5-coder-1.5b-instruct --limit 25 --k 3 --cache C.sqlite --out V.json
 
 Scores ``ff.csv`` questions ``offset`` .. ``offset + limit`` with ``faithfulness`` in the small-judge mode (``k``
 closest sentences, ``near`` neighbours of each, ``votes``), soft (p(1) at every verdict), and prints the pairwise
