@@ -1,6 +1,7 @@
 """Tune the small-judge mode's faithfulness on WikiEval pairs: one variant per run, each verdict's p(1) kept.
 
-    python -m benchmarks.quality.small_judge --judge qwen2.5-coder-1.5b-instruct --limit 25 --k 3 --cache C.sqlite --out V.json
+    python -m benchmarks.quality.small_judge --judge qwen2.5-coder-1.5b-instruct --limit 25 --k 3 \
+        --cache C.sqlite --out V.json
 
 Scores ``ff.csv`` questions ``offset`` .. ``offset + limit`` with ``faithfulness`` in the small-judge mode (``k``
 closest sentences, ``near`` neighbours of each, ``votes``), soft (p(1) at every verdict), and prints the pairwise
@@ -14,13 +15,14 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import re
 import time
 from dataclasses import replace
 from pathlib import Path
 
 from localeval import api
 from localeval.agree.pair_count import count_pairs
-from localeval.agree.pair_files import default_pairs_folder, pair_samples, read_pairs
+from localeval.agree.pair_files import Pair, default_pairs_folder, pair_samples, read_pairs
 from localeval.config import JudgeOptions
 from localeval.metrics.definition import MetricSpec
 from localeval.metrics.faithfulness import supported_ratio
@@ -31,6 +33,20 @@ from localeval.scheduler import Scheduler
 from localeval.store.cache import JudgeCache
 
 THRESHOLDS = tuple(round(0.05 * i, 2) for i in range(1, 20))
+NAME_OR_NUMBER = re.compile(r"[A-Za-z0-9][A-Za-z0-9,.']*[A-Za-z0-9]|\d")
+
+
+def grounded(answer: str, context: str) -> float:
+    """Share of the answer's names and numbers (words starting with a capital or a digit) found in the context."""
+    words = [w.rstrip(".,") for w in NAME_OR_NUMBER.findall(answer) if w[0].isupper() or w[0].isdigit()]
+    return sum(w.lower() in context.lower() for w in words) / len(words) if words else 1.0
+
+
+def label_doubtful(pair: Pair) -> bool:
+    """Whether the worse-labelled answer is the more grounded one by 0.15 or more (a lexical check of the label:
+    in ff.csv the better answer is the one written from the context)."""
+    good, bad = pair.good, pair.bad
+    return grounded(bad["answer"], bad["context"]) > grounded(good["answer"], good["context"]) + 0.15
 
 
 def _line(name: str, good: list, bad: list) -> tuple[str, float]:
@@ -83,6 +99,11 @@ def main() -> None:
     if args.threshold is not None:
         v = _thresholded(p1s, args.threshold)
         lines.append(_line(f"given p(1) >= {args.threshold}", v[0::2], v[1::2])[0])
+    doubtful = [label_doubtful(p) for p in pairs]
+    for name, keep in (("labels the lexical check agrees with", False), ("labels it doubts", True)):
+        kept = [i for i, d in enumerate(doubtful) if d == keep]
+        lines.append(_line(f"{name} ({len(kept)} pairs)", [outcomes[2 * i] for i in kept],
+                           [outcomes[2 * i + 1] for i in kept])[0])
     lines.append(f"{seconds:.0f} s, {seconds / len(pairs):.1f} s a pair, {output.engine_calls} engine calls")
     print("\n".join(lines))
     record = {"args": vars(args), "lines": lines, "grid": {str(t): g[0] for t, g in grid.items()},
