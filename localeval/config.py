@@ -103,6 +103,7 @@ class RunConfig:
         data = asdict(self)
         data["metrics"] = list(self.metrics)
         data["engine"] = self.engine.to_record()
+        data["settings"] = self.settings.recorded()  # a later setting at its default is left out
         return data
 
     @classmethod

@@ -16,9 +16,9 @@ from localeval.embed import HashEmbedder
 from localeval.engine.base import Request
 from localeval.engine.scripted import ScriptedEngine, rule_script
 from localeval.errors import LocalevalError
+from localeval.estimate import estimate_run
 from localeval.nan import Nan
 from localeval.prompts.base import Settings
-from localeval.estimate import estimate_run
 from localeval.rescore import rescore
 
 METRICS = "faithfulness,context_precision,answer_relevancy,factual_correctness:mode=precision"

@@ -18,8 +18,8 @@ from localeval import evaluate
 from localeval.cli import main
 from localeval.engine.base import Choice
 from localeval.engine.scripted import ScriptedEngine, rule_script
-from localeval.nan import NAN_REASONS, Nan
 from localeval.estimate import estimate
+from localeval.nan import NAN_REASONS, Nan
 from localeval.rescore import rescore
 
 WORKER = Path(__file__).with_name("runs_worker.py")

@@ -75,11 +75,13 @@ def run_pairs(
     settings, seed = config.settings, config.seed
     engine = judge if judge is not None and not isinstance(judge, str | Path) else None
     emb = embedder if embedder is not None and not isinstance(embedder, str | Path) else None
-    if emb is None and "ar" in present:  # a wrong embedder folder fails before the judge loads
+    # relevancy compares embeddings; the small-judge mode's faithfulness ranks context sentences with them
+    embeds = "ar" in present or ("ff" in present and settings.judge_mode != "ragas")
+    if emb is None and embeds:  # a wrong embedder folder fails before the judge loads
         embedder = models.resolve_model(embedder, "embedder")
     if engine is None:
         engine = models.load_judge(judge, config.engine)  # type: ignore[arg-type]
-    if emb is None and "ar" in present:
+    if emb is None and embeds:
         emb = models.load_embedder(embedder)
     store = JudgeCache(Path(cache)) if cache is not None else JudgeCache.disabled()
     results: list[FileAgreement] = []
@@ -91,7 +93,8 @@ def run_pairs(
                       "temperature": settings.temperature if settings.votes > 1 else 0.0, "limit": limit,
                       "offset": offset, "chunk_sentences": chunk_sentences, "seed": seed,
                       **({"soft": True} if settings.soft else {}),
-                      **({} if settings.merge_repeats else {"merge_repeats": False})},
+                      **({} if settings.merge_repeats else {"merge_repeats": False}),
+                      **({} if settings.judge_mode == "ragas" else {"judge_mode": settings.judge_mode})},
             wall_seconds=time.perf_counter() - started,
         )
 

@@ -20,7 +20,8 @@ HELP = ("With LABELS RUN: agreement of the run's judge with human labels (accura
         "the judge, engine, cache and progress options apply to --pairs only.")
 
 
-def _check_mode(labels: str | None, run: str | None, pairs: str | None, limit: int | None, shared: Shared) -> None:
+def _check_mode(labels: str | None, run: str | None, pairs: str | None, limit: int | None, shared: Shared,
+                offset: int = 0, files: str | None = None) -> None:
     """Refuse a call that names no mode, lacks the run folder, or gives --pairs options without --pairs."""
     if labels is None and pairs is None:
         raise OptionError("give LABELS RUN (human labels and a run folder), or --pairs [DIR] to check a judge "
@@ -29,13 +30,27 @@ def _check_mode(labels: str | None, run: str | None, pairs: str | None, limit: i
         raise OptionError(f"agree {labels}: also give the run folder the labels are for (agree LABELS RUN)")
     if pairs is None:
         values = {"judge": shared.judge, "embedder": shared.embedder, "limit": limit,
-                  "max_examples": shared.max_examples, "cache": shared.cache}
+                  "max_examples": shared.max_examples, "cache": shared.cache, "offset": offset or None, "files": files}
         given = [f"--{name.replace('_', '-')}" for name, value in values.items() if value is not None]
         given += ["--no-reasons"] if shared.no_reasons else []
         given += ["--soft"] if shared.soft else []
         given += ["--judge-every-copy"] if shared.judge_every_copy else []
+        given += [f"--judge-mode {shared.judge_mode}"] if shared.judge_mode != "ragas" else []
         if given:
             raise OptionError(f"{', '.join(given)} only apply with --pairs (the labels mode reads a finished run)")
+
+
+def _pair_files(files: str | None) -> tuple[str, ...]:
+    """--files: the pair files named (``ff,cr``), each once and known; None: all three."""
+    from localeval.agree.pair_files import FILES
+
+    if files is None:
+        return tuple(FILES)
+    named = tuple(dict.fromkeys(f.strip().removesuffix(".csv") for f in files.split(",") if f.strip()))
+    unknown = [f for f in named if f not in FILES]
+    if unknown or not named:
+        raise OptionError(f"--files {files}: give pair files from {', '.join(FILES)}, separated by commas (e.g. ff,cr)")
+    return named
 
 
 def add_agree_commands(app: typer.Typer) -> None:
@@ -57,6 +72,10 @@ def add_agree_commands(app: typer.Typer) -> None:
                                            "localeval/agree/wikieval_pairs)")] = None,
         limit: Annotated[int | None, typer.Option("--limit", min=1, help="--pairs: the first N questions of each file")]
         = None,
+        offset: Annotated[int, typer.Option("--offset", min=0, help="--pairs: skip the first N questions of each file "
+                                                                  "(--offset 25 --limit 25: the second 25)")] = 0,
+        files: Annotated[str | None, typer.Option(
+            "--files", metavar="ff,ar,cr", help="--pairs: which pair files to score (default: all three)")] = None,
         json_out: Annotated[str | None, typer.Option(
             "--json", metavar="OUT", help="also write the results as JSON")] = None,
         level: Annotated[float, typer.Option("--level", callback=interval_level, help="interval level")] = 0.95,
@@ -64,7 +83,7 @@ def add_agree_commands(app: typer.Typer) -> None:
         seed: Annotated[int, typer.Option(
             "--seed", help="bootstrap seed, and the judge's for --pairs")] = 0,
     ) -> int:
-        _check_mode(labels, run, pairs, limit, shared)
+        _check_mode(labels, run, pairs, limit, shared, offset, files)
         out: dict[str, Any] = {}
         if labels is not None and run is not None:  # _check_mode: labels come with a run
             from localeval.agree.report import agree, format_agreement
@@ -82,7 +101,8 @@ def add_agree_commands(app: typer.Typer) -> None:
                 raise OptionError(f"--pairs {folder}: no such folder; give the folder that holds ff.csv, ar.csv "
                                      "and cr.csv")
             found = pair_run.run_pairs(folder, shared.judge, shared.embedder, limit=limit, cache=shared.cache,
-                              config=shared.judge_config(seed), progress=not shared.no_progress)
+                                       config=shared.judge_config(seed), progress=not shared.no_progress,
+                                       offset=offset, files=_pair_files(files))
             print(pair_table.format_pairs_report(found))
             out["pairs"] = found.to_dict()
         if json_out:

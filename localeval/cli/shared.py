@@ -27,6 +27,7 @@ class Shared:
     temperature: float = 0.7
     soft: bool = False
     judge_every_copy: bool = False
+    judge_mode: str = "ragas"
     engine: str = "transformers"
     no_progress: bool = False
     cache: str | None = None
@@ -47,7 +48,7 @@ class Shared:
         try:
             return Settings(reasons=not self.no_reasons, max_examples=self.max_examples, votes=self.votes,
                             temperature=self.temperature, soft=self.soft,
-                            merge_repeats=not self.judge_every_copy)
+                            merge_repeats=not self.judge_every_copy, judge_mode=self.judge_mode)
         except ValueError as error:
             raise OptionError(str(error)) from None
 
@@ -128,6 +129,9 @@ JUDGE = options(
                    "soft score (p(1) in place of 0/1) beside its score"),
     ("judge_every_copy", bool, "NLI asks: judge every copy of a statement the judge listed twice, as Ragas does "
                                "(default: each distinct statement once, its copies take its verdict)"),
+    ("judge_mode", Literal["ragas", "small"], "ragas: Ragas' prompts; small: prompts a small judge can follow "
+                                              "(faithfulness: each statement against its closest context sentences; "
+                                              "docs/trusting-the-judge.md)"),
 )
 ENGINE_FIELDS = engine_fields()  # keyword: (flag, field) of every engine option the CLI offers, each once
 FLAG_DEFAULTS = {keyword: field.default for keyword, (_, field) in ENGINE_FIELDS.items()}

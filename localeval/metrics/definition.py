@@ -21,7 +21,9 @@ class MetricDef:
     ``trace``: the shape of its verdict trace (the trace view and the sample view show it by that);
     ``trace_words``: for a statements trace, the table's title and the words for a yes and a no;
     ``verdicts_key``: the trace's list of per-item verdicts (agreement with verdict-level labels);
-    ``role``: what the diagnosis reads it as (None: left out of the diagnosis).
+    ``role``: what the diagnosis reads it as (None: left out of the diagnosis);
+    ``modes``: the steps that stand in for ``steps`` under another judge mode (``Settings.judge_mode``), and
+    ``mode_embedder``: whether those use the embedder.
     """
 
     steps: Callable[..., Steps]
@@ -37,6 +39,8 @@ class MetricDef:
     verdicts_key: str = "verdicts"
     higher_is_better: bool = True
     role: Role | None = None
+    modes: dict[str, Callable[..., Steps]] = field(default_factory=dict)
+    mode_embedder: bool = False
 
 
 @dataclass(frozen=True)
@@ -53,9 +57,14 @@ class MetricSpec:
         changed = [f"{k}={v}" for k, v in self.options.items() if v != self.definition.options[k]]
         return ":".join([self.base, *changed])
 
-    def steps(self, sample: Any, trace: dict) -> Steps:
-        """Start this metric's generator for one sample."""
-        return self.definition.steps(sample, trace, **self.options)
+    def steps(self, sample: Any, trace: dict, mode: str = "ragas") -> Steps:
+        """Start this metric's generator for one sample, under judge mode ``mode`` (``Settings.judge_mode``): its
+        own steps for that mode where it has them, else the default mode's."""
+        return self.definition.modes.get(mode, self.definition.steps)(sample, trace, **self.options)
+
+    def uses_embedder(self, mode: str = "ragas") -> bool:
+        """Whether this metric asks the embedder under judge mode ``mode``."""
+        return self.definition.embedder or (self.definition.mode_embedder and mode in self.definition.modes)
 
 
 def needs(specs: Sequence[MetricSpec]) -> tuple[dict[str, tuple[str, ...]], dict[str, tuple[str, ...]]]:

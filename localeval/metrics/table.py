@@ -19,6 +19,7 @@ from localeval.metrics.definition import MetricDef
 from localeval.metrics.entity_recall import context_entity_recall
 from localeval.metrics.factual_correctness import factual_correctness
 from localeval.metrics.faithfulness import faithfulness
+from localeval.metrics.faithfulness_small import faithfulness_small
 from localeval.metrics.instance_rubrics import instance_rubrics
 from localeval.metrics.noise_sensitivity import noise_sensitivity
 from localeval.metrics.ratings import answer_accuracy, ragas_context_relevance, response_groundedness
@@ -70,7 +71,8 @@ METRICS: dict[str, MetricDef] = {
                                 trace="statements", trace_words=RECALL_WORDS, role="retrieval"),
     "faithfulness": MetricDef(faithfulness, (Q, CTX, RESP), (CTX,),
                               summary="share of response statements the contexts support",
-                              trace="statements", trace_words=FAITHFUL_WORDS, role="generation"),
+                              trace="statements", trace_words=FAITHFUL_WORDS, role="generation",
+                              modes={"small": faithfulness_small}, mode_embedder=True),
     "answer_relevancy": MetricDef(answer_relevancy, (Q, RESP), (), {"strictness": 3, "empty": "zero"},
                                   {"empty": ("zero", "nan")}, embedder=True,
                                   summary="cosine of generated questions to the input", trace="questions",

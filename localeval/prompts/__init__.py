@@ -2,6 +2,7 @@
 
 from localeval.prompts.agents import AGENT_PROMPTS
 from localeval.prompts.base import DEFAULT_SETTINGS, Prompt, Settings, Verdict
+from localeval.prompts.check import CHECK, CheckInput, CheckOutput
 from localeval.prompts.claims import CLAIM_PROMPTS, ClaimsInput, ClaimsOutput, claims_prompt
 from localeval.prompts.context_precision import CONTEXT_USEFULNESS, UsefulnessInput
 from localeval.prompts.context_recall import ATTRIBUTION, AttributionInput, AttributionOutput
@@ -18,6 +19,7 @@ from localeval.prompts.summary import SUMMARY_PROMPTS, AnswersInput, KeyphrasesI
 ALL_PROMPTS: tuple[Prompt, ...] = (
     STATEMENTS,
     NLI,
+    CHECK,
     CONTEXT_USEFULNESS,
     ATTRIBUTION,
     QUESTION,
@@ -34,6 +36,7 @@ __all__ = [
     "AGENT_PROMPTS",
     "ALL_PROMPTS",
     "ATTRIBUTION",
+    "CHECK",
     "CLAIM_PROMPTS",
     "CONTEXT_RELEVANCE",
     "CONTEXT_USEFULNESS",
@@ -49,6 +52,8 @@ __all__ = [
     "AnswersInput",
     "AttributionInput",
     "AttributionOutput",
+    "CheckInput",
+    "CheckOutput",
     "ClaimsInput",
     "ClaimsOutput",
     "EntitiesInput",

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel
@@ -31,6 +31,7 @@ class Settings:
     temperature: float = 0.7  # sampling temperature of the votes (used only when votes > 1)
     soft: bool = False  # also record p(1) at every 0/1 verdict and score each metric with it (soft scores)
     merge_repeats: bool = True  # a prompt's repeated list items (NLI statements) asked about once (``Repeats``)
+    judge_mode: str = "ragas"  # ragas: Ragas' prompts; small: a small judge's (docs/trusting-the-judge.md)
 
     def __post_init__(self) -> None:
         if self.votes < 1:
@@ -39,6 +40,18 @@ class Settings:
             raise ValueError("votes > 1 need a temperature above 0 (greedy answers would all be the same)")
         if self.max_examples is not None and self.max_examples < 0:
             raise ValueError(f"max_examples must be 0 or more, got {self.max_examples}")
+        if self.judge_mode not in JUDGE_MODES:
+            raise ValueError(f"judge mode {self.judge_mode!r}: give one of {', '.join(JUDGE_MODES)}")
+
+    def recorded(self) -> dict[str, Any]:
+        """The settings as a run records them: every field, except a later one (``LATER``) left at its default,
+        so that a run in the default mode records what it did before that field existed."""
+        data = asdict(self)
+        return {k: v for k, v in data.items() if k not in LATER or v != LATER[k]}
+
+
+JUDGE_MODES = ("ragas", "small")
+LATER = {"judge_mode": "ragas"}  # fields added after runs were recorded, and their defaults
 
 
 DEFAULT_SETTINGS = Settings()

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from localeval.prompts.base import LATER
 from localeval.report.invariance import SHARE_CACHE, run_invariance
 from localeval.report.runs import Run
 
@@ -46,7 +47,8 @@ def _differences(config_a: Mapping[str, Any], config_b: Mapping[str, Any]) -> di
 
 
 def _deciding(config: Mapping[str, Any]) -> dict[str, Any]:
-    flat = {f"judge setting {k}": v for k, v in dict(config.get("settings") or {}).items()}
+    settings = {**LATER, **dict(config.get("settings") or {})}  # a run records a later setting only off its default
+    flat = {f"judge setting {k}": v for k, v in settings.items()}
     flat.update({k: config[k] for k in DECIDING if k in config})
     engine = dict(config.get("engine") or {})
     options = {**{k: v for k, v in engine.items() if k != "extra"},

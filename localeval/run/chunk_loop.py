@@ -10,7 +10,6 @@ result reads its rows from the folder. Without one, the chunks' outputs are join
 from __future__ import annotations
 
 import contextlib
-from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -64,7 +63,7 @@ def evaluate_chunks(
     """
     names = [s.name for s in specs]
     # the head of the chunk log: what decides this run's rows
-    plan = chunk_plan(metrics=config.metrics, settings=asdict(config.settings), seed=config.seed,
+    plan = chunk_plan(metrics=config.metrics, settings=config.settings.recorded(), seed=config.seed,
                       long_context=config.long_context, on_missing=config.on_missing, judge=config.judge_fingerprint,
                       embedder=config.embedder_fingerprint, chunk_size=source.size, data=source.describe())
     log = ChunkLog(out, plan) if out is not None else None

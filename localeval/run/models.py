@@ -34,7 +34,7 @@ def load_models(specs: Sequence[MetricSpec], config: RunConfig, judge: JudgeEngi
     """(judge, embedder): the objects given, else loaded as ``config`` says where a metric needs them. A judge that
     cannot give p(1) to a soft run stops it here, not mid-run."""
     needs_judge = any(s.definition.judge for s in specs)
-    needs_embedder = any(s.definition.embedder for s in specs)
+    needs_embedder = any(s.uses_embedder(config.settings.judge_mode) for s in specs)
     engine, emb = judge, embedder
     served = config.engine.engine == "server"  # the judge a server runs: no folder here
     # Both folders are found and checked before either model is loaded.

@@ -42,7 +42,7 @@ def evaluate_run(
     started = time.time()
     engine, emb = load_models(specs, config, judge, embedder, progress)
     config = config.with_models(engine if any(s.definition.judge for s in specs) else None,
-                                emb if any(s.definition.embedder for s in specs) else None)
+                                emb if any(s.uses_embedder(config.settings.judge_mode) for s in specs) else None)
     return run_chunks(source, specs, config, engine, emb, out=out, cache=cache, progress=progress, report=report,
                       replace=replace, started=started)
 

@@ -97,7 +97,8 @@ class Scheduler:
         for spec in specs:
             for i, sample in enumerate(samples):
                 trace: dict[str, Any] = {}
-                job = Job(spec.name, i, spec.steps(sample, trace), trace, f"sample {sample.id!r}")
+                steps = spec.steps(sample, trace, self.settings.judge_mode)
+                job = Job(spec.name, i, steps, trace, f"sample {sample.id!r}")
                 if skip and (spec.name, i) in skip:
                     job.gen.close()
                     job.outcome, job.done = Nan("missing_field"), True

@@ -117,3 +117,10 @@ def test_the_commands_print_warnings_and_keep_their_exit_codes(make_run, cli, ca
     assert cli(["gate", str(a), "--baseline", str(b), "--no-worse", "faithfulness"]) == 1  # A is worse: fails
     err = capsys.readouterr().err
     assert "detectably worse" in err and "warning: the judges differ" in err
+
+
+def test_a_judge_mode_recorded_only_off_its_default_is_compared_with_the_default(make_run) -> None:
+    small = RunConfig(settings=Settings(judge_mode="small"))
+    assert "judge_mode" not in record()["config"]["settings"]  # the default run records what it did before
+    a, b = pair(make_run, record(), record(small))
+    assert compare_runs(a, b).warnings == ["judge setting judge_mode differs: 'ragas' in A, 'small' in B"]
