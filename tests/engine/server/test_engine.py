@@ -34,7 +34,7 @@ def test_a_rounds_asks_are_in_flight_together_not_one_by_one(played) -> None:
     server.faults.extend(["slow:0.4"] * 8)
     started = time.perf_counter()
     results = engine.generate([_ask(f"a{i}") for i in range(8)])
-    assert time.perf_counter() - started < 1.6  # one by one: 3.2 s
+    assert time.perf_counter() - started < 2.4  # one by one: 3.2 s (room for a busy machine)
     assert all(r.choices[0].finish_reason == "stop" for r in results)
 
 
