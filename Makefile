@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 VLLM_VENV := .venv-vllm
 VLLM_STAMP := $(VLLM_VENV)/.installed
 
-.PHONY: setup demo test test-fast test-qwen test-vllm vllm-cpu check lint typecheck models bench clean docs wheelhouse
+.PHONY: setup demo test test-fast test-qwen test-llamacpp llama-server test-vllm vllm-cpu check lint typecheck models bench clean docs wheelhouse
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -54,6 +54,14 @@ test-vllm: models vllm-cpu
 test-qwen: models
 	$(BIN)/python -m pytest -q -m qwen tests/model_folders/test_qwen_judge.py tests/engine/test_invariant.py \
 		tests/test_invariance_real.py
+
+# llama.cpp's llama-server for --engine llama-cpp, built once from the llama-cpp-python 0.3.36 sdist into
+# models/.llama-server/ (about 5 minutes on 2 cores); then the tests that run it live on the bundled judge's GGUF.
+llama-server: setup
+	$(BIN)/localeval models prepare llama-server
+
+test-llamacpp: models llama-server
+	$(BIN)/python -m pytest -q -m llamacpp tests/real_llamacpp
 
 test-fast: setup
 	$(BIN)/python -m pytest -q -m "not model and not slow"

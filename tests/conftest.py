@@ -57,16 +57,18 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Tests marked ``qwen`` (the 1.5B judge, minutes) run only when ``-m`` names them (``make test-qwen``).
+    """Tests marked ``qwen`` (the 1.5B judge, minutes) or ``llamacpp`` (a real llama-server, built by ``make
+    llama-server``) run only when ``-m`` names them (``make test-qwen``, ``make test-llamacpp``).
     Tests marked ``vllm`` run the real vLLM engine: where vLLM is not installed they are deselected, and
     the header says so (``make test-vllm`` builds the vLLM-on-CPU venv and runs them)."""
     import importlib.util
 
-    if "qwen" not in (config.option.markexpr or ""):
-        qwen = [item for item in items if item.get_closest_marker("qwen")]
-        if qwen:
-            config.hook.pytest_deselected(items=qwen)
-            items[:] = [item for item in items if not item.get_closest_marker("qwen")]
+    for opt_in in ("qwen", "llamacpp"):
+        if opt_in not in (config.option.markexpr or ""):
+            named = [item for item in items if item.get_closest_marker(opt_in)]
+            if named:
+                config.hook.pytest_deselected(items=named)
+                items[:] = [item for item in items if not item.get_closest_marker(opt_in)]
 
     if importlib.util.find_spec("vllm") is not None:
         return

@@ -78,7 +78,7 @@ def test_testset_takes_every_engine_option(monkeypatch: pytest.MonkeyPatch, tmp_
 
     seen: list[Any] = []
 
-    def load_judge(path: object, options: object = None) -> None:
+    def load_judge(path: object, options: object = None, log_dir: object = None) -> None:
         seen.append(options)
         raise LocalevalError("stopped after reading the command line")
 

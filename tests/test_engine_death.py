@@ -121,7 +121,7 @@ def scripted_cli(monkeypatch: pytest.MonkeyPatch) -> list[ScriptedEngine]:
     """The CLI's judge is the next engine of the list returned (model folders are not looked for)."""
     engines: list[ScriptedEngine] = []
     monkeypatch.setattr("localeval.run.models.resolve_model", lambda name, kind: Path(str(name)))
-    monkeypatch.setattr("localeval.run.models.load_judge", lambda path, options=None: engines.pop(0))
+    monkeypatch.setattr("localeval.run.models.load_judge", lambda path, options=None, log_dir=None: engines.pop(0))
     return engines
 
 

@@ -24,7 +24,7 @@ def loaded(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     seen: list[Any] = []
     monkeypatch.setattr("localeval.run.models.resolve_model", lambda name, kind: Path(str(name)))
 
-    def load_judge(path: object, options: JudgeOptions | None = None) -> ScriptedEngine:
+    def load_judge(path: object, options: JudgeOptions | None = None, log_dir: object = None) -> ScriptedEngine:
         seen.append(options)
         return ScriptedEngine(rule_script)
 

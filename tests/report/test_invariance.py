@@ -75,7 +75,7 @@ def test_a_run_record_without_invariance_is_refused(tmp_path: Path) -> None:
 def test_the_command_prints_the_warning(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                         capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setattr("localeval.run.models.resolve_model", lambda name, kind: Path(str(name)))
-    monkeypatch.setattr("localeval.run.models.load_judge", lambda path, options=None: Batched(rule_script))
+    monkeypatch.setattr("localeval.run.models.load_judge", lambda *args, **kwargs: Batched(rule_script))
     data = tmp_path / "data.jsonl"
     data.write_text(json.dumps(ROWS[0]) + "\n")
     argv = ["evaluate", str(data), "--out", str(tmp_path / "run"), "--metrics", "faithfulness", "--judge", "j",

@@ -44,7 +44,7 @@ def built(monkeypatch: pytest.MonkeyPatch) -> list[ScriptedEngine]:
     """Judges given as a folder are built by a scripted factory; the list holds every judge it built."""
     engines: list[ScriptedEngine] = []
 
-    def load_judge(path: object, options: object = None) -> ScriptedEngine:
+    def load_judge(path: object, options: object = None, log_dir: object = None) -> ScriptedEngine:
         engines.append(ScriptedEngine(rule_script))
         return engines[-1]
 

@@ -5,7 +5,9 @@ Every ask carries its JSON schema in the one spelling its server enforces (the p
 * ``vllm``: ``structured_outputs: {"json": schema}`` (vLLM 0.10.2 and later); ``vllm-legacy``: ``guided_json``
   (older vLLM; removed in 0.12, where it is accepted and silently ignored);
 * ``sglang`` and ``openai`` (any other OpenAI-compatible server): ``response_format: {"type": "json_schema", ...}``;
-* ``llamacpp``: llama-server's own ``json_schema`` field; ``ollama``: ``format`` on Ollama's native ``/api/chat``.
+* ``llamacpp``: the schema as a compact grammar (``grammar``, ``gbnf.py``; llama-server's own conversion of a
+  ``json_schema`` lets blanks in), or as ``json_schema`` where the grammar writer does not cover it;
+  ``ollama``: ``format`` on Ollama's native ``/api/chat``.
 
 Sampling is spelled out whole (top-p 1, no top-k or min-p, no repetition penalty) so that a server's defaults, or
 its model's ``generation_config.json``, do not change a judge's answers. llama.cpp and Ollama take one sample per
@@ -14,11 +16,14 @@ request; there ``n`` seeded samples are ``n`` requests with seeds ``seed``, ``se
 
 from __future__ import annotations
 
+import functools
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from localeval.engine.base import TOP_LOGPROBS, Request
+from localeval.engine.server.gbnf import to_gbnf
 
 KINDS = ("vllm", "vllm-legacy", "sglang", "llamacpp", "ollama", "openai")
 OPENAI_CHAT = "/v1/chat/completions"
@@ -146,6 +151,17 @@ def _spread(total: Any, counted: Sequence[int | None]) -> list[int]:
     return [total // n + (1 if i < total % n else 0) for i in range(len(counted))]
 
 
+@functools.lru_cache(maxsize=512)
+def _grammar(schema: str) -> str | None:
+    return to_gbnf(json.loads(schema))
+
+
+def _llamacpp_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """The compact grammar where ``gbnf`` covers the schema, else ``json_schema`` (llama-server takes one of them)."""
+    grammar = _grammar(json.dumps(schema))
+    return {"grammar": grammar} if grammar is not None else {"json_schema": schema}
+
+
 def _json_schema(schema: dict[str, Any]) -> dict[str, Any]:
     return {"response_format": {"type": "json_schema", "json_schema": {"name": "answer", "schema": schema,
                                                                         "strict": True}}}
@@ -158,8 +174,8 @@ DIALECTS = {
                            openai_body(lambda s: {"guided_json": s}, VLLM_SAMPLING), parse_openai),
     "sglang": Dialect("sglang", OPENAI_CHAT, "response_format json_schema", True,
                       openai_body(_json_schema, VLLM_SAMPLING), parse_openai),
-    "llamacpp": Dialect("llamacpp", OPENAI_CHAT, "json_schema", False,
-                        openai_body(lambda s: {"json_schema": s}, LLAMA_SAMPLING), parse_openai),
+    "llamacpp": Dialect("llamacpp", OPENAI_CHAT, "grammar (compact JSON; json_schema beyond it)", False,
+                        openai_body(_llamacpp_schema, LLAMA_SAMPLING), parse_openai),
     "ollama": Dialect("ollama", "/api/chat", "format", False, ollama_body, parse_ollama),
     "openai": Dialect("openai", OPENAI_CHAT, "response_format json_schema", False,
                       openai_body(_json_schema, {"top_p": 1.0}), parse_openai),

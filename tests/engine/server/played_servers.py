@@ -40,6 +40,7 @@ from typing import Any
 
 from localeval.engine.base import Request
 from localeval.engine.scripted import rule_script
+from localeval.engine.server.gbnf import schema_of
 
 GREETING = "Hello! How can I help you today?"
 LABELS = {("statements",): "statements", ("claims",): "claims", ("verdicts",): "nli",
@@ -179,7 +180,7 @@ class PlayedServer:
         """The schema this kind enforces, where the request spelled it its way."""
         found = {"vllm": (body.get("structured_outputs") or {}).get("json"),
                  "vllm-old": body.get("guided_json"),
-                 "llamacpp": body.get("json_schema"),
+                 "llamacpp": body.get("json_schema") or schema_of(body.get("grammar") or ""),
                  "ollama": body.get("format") if isinstance(body.get("format"), dict) else None,
                  }.get(self.kind, ((body.get("response_format") or {}).get("json_schema") or {}).get("schema"))
         return found if self.enforce else None

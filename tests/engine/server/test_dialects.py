@@ -21,7 +21,7 @@ MESSAGES = [{"role": "system", "content": "judge"}, {"role": "user", "content": 
     ("vllm-legacy", {"guided_json": SCHEMA}),
     ("sglang", {"response_format": {"type": "json_schema",
                                     "json_schema": {"name": "answer", "schema": SCHEMA, "strict": True}}}),
-    ("llamacpp", {"json_schema": SCHEMA}),  # llama.cpp tools/server/README.md, POST /completion options
+    ("llamacpp", {"json_schema": SCHEMA}),  # llama.cpp tools/server/README.md; an open object: no compact grammar
     ("openai", {"response_format": {"type": "json_schema",
                                     "json_schema": {"name": "answer", "schema": SCHEMA, "strict": True}}}),
 ])
