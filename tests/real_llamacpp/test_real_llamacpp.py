@@ -146,9 +146,11 @@ def _kept(cache: Path) -> int:
         return int(store.stats()["answers"])
 
 
-def test_the_demo_is_scored_from_the_command_line_with_no_server_log_or_key_left(tmp_path: Path, built: Path) -> None:
-    out = tmp_path / "run"
-    run = subprocess.Popen(_command(DEMO, out), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+def test_the_demo_is_scored_from_the_command_line_with_no_server_log_or_key_left(tmp_path: Path, built: Path,
+                                                                               gguf: Path) -> None:
+    out = tmp_path / "run"  # the README's command: --judge the bundled judge's GGUF file
+    run = subprocess.Popen(_command(DEMO, out, "--judge", str(gguf)), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True)
     servers: list[int] = []
     deadline = time.monotonic() + 60
     while not servers and run.poll() is None and time.monotonic() < deadline:

@@ -76,9 +76,9 @@ class LlamaCppEngine(ServerEngine):
 
         self._sha256 = file_sha256(self.gguf, models_dir())
         self._stop_on_sigterm()
-        self.server.start()
-        self.urls = [self.server.url]
         try:
+            self.server.start()
+            self.urls = [self.server.url]
             super().connect(dialect or (uncached(DIALECTS["llamacpp"]) if self.deterministic else None))
         except BaseException:
             self.close()

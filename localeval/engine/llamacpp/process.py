@@ -25,6 +25,7 @@ from pathlib import Path
 
 import httpx
 
+from localeval.engine.vllm_process import exit_text
 from localeval.errors import JudgeDied, LocalevalError
 from localeval.model_folders.llama_server_build import BUILT, NAME
 from localeval.model_folders.location import models_dir
@@ -60,8 +61,8 @@ def find_binary(given: str | None = None) -> Path:
         return Path(on_path).resolve()
     raise LocalevalError(
         f"the llama-cpp engine needs llama.cpp's {BINARY}, and none was found (not at {built_binary()}, not on "
-        "PATH): `localeval models prepare llama-server` builds it from llama.cpp's source (about 30 minutes on 2 "
-        "cores), or give --llama-server PATH (docs/judge-servers.md: llama.cpp)")
+        "PATH): `localeval models prepare llama-server` builds it from llama.cpp's source (about 5 minutes on 2 "
+        "cores), or give --llama-server PATH (docs/judge-servers.md: llama.cpp, run by localeval)")
 
 
 def free_port() -> int:
@@ -114,7 +115,7 @@ class LlamaServer:
             while time.monotonic() < deadline:
                 assert self.process is not None
                 if self.process.poll() is not None:
-                    raise LocalevalError(f"llama-server {_ended(self.process.returncode)} while loading the judge; "
+                    raise LocalevalError(f"llama-server {exit_text(self.process.returncode)} while loading the judge; "
                                          f"{self._log_said()}")
                 with contextlib.suppress(httpx.HTTPError):
                     if client.get(f"http://127.0.0.1:{self.port}/health").status_code == 200:
@@ -126,7 +127,7 @@ class LlamaServer:
         """Raise JudgeDied where the server process has ended (the answers so far are in the judge cache)."""
         if self.process is not None and self.process.poll() is not None:
             self.failed = True
-            raise JudgeDied(f"llama-server {_ended(self.process.returncode)}; {self._log_said()}")
+            raise JudgeDied(f"llama-server {exit_text(self.process.returncode)}; {self._log_said()}")
 
     def stop(self) -> None:
         """End the server (SIGTERM, then SIGKILL after ``STOP_SECONDS``); its log is removed unless it failed."""
@@ -150,13 +151,6 @@ class LlamaServer:
         lines = _tail(self.log)
         last = f" Its last lines:\n{lines}" if lines else ""
         return f"its log is kept at {self.log}.{last}"
-
-
-def _ended(code: int | None) -> str:
-    if code is not None and code < 0:
-        with contextlib.suppress(ValueError):
-            return f"was killed by {signal.Signals(-code).name}"
-    return f"exited with code {code}"
 
 
 def _tail(log: Path, lines: int = 8) -> str:
