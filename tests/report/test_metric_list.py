@@ -107,3 +107,12 @@ def test_a_terminal_gets_styles_and_a_pipe_does_not() -> None:
     print_metrics(pipe)
     assert ESCAPE.search(terminal.getvalue()) and not ESCAPE.search(pipe.getvalue())
     assert ESCAPE.sub("", terminal.getvalue()).split() == pipe.getvalue().split()
+
+
+def test_a_metric_whose_small_judge_mode_asks_the_embedder_says_so() -> None:
+    from localeval.report.metric_list import metric_rows
+
+    faithfulness = next(row for row in metric_rows() if row[0].rstrip(" *") == "faithfulness")
+    assert faithfulness[1].endswith("(judge; + embedder with --judge-mode small)")
+    relevancy = next(row for row in metric_rows() if row[0].rstrip(" *") == "answer_relevancy")
+    assert relevancy[1].endswith("(judge + embedder)")
