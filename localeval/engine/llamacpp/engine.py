@@ -17,14 +17,12 @@ import signal
 import threading
 import warnings
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 from types import FrameType
 from typing import Any
 
 from localeval.engine.base import Abilities, Invariance, Request, Result
 from localeval.engine.llamacpp.process import LlamaServer, find_binary
-from localeval.engine.server.dialects import DIALECTS, Dialect
 from localeval.engine.server.engine import ServerEngine
 from localeval.errors import JudgeDied, LocalevalError
 from localeval.model_folders.llama_server_build import build_info
@@ -67,7 +65,7 @@ class LlamaCppEngine(ServerEngine):
         self._previous_sigterm: Any = None
         super().__init__(["http://127.0.0.1:1/v1"], kind="llamacpp", timeout=timeout, retries=0)
 
-    def connect(self, dialect: Dialect | None = None) -> LlamaCppEngine:
+    def connect(self) -> LlamaCppEngine:
         """Start llama-server on the GGUF and connect to it (``ServerEngine.connect``)."""
         if self.servers:
             return self
@@ -79,7 +77,7 @@ class LlamaCppEngine(ServerEngine):
         try:
             self.server.start()
             self.urls = [self.server.url]
-            super().connect(dialect or (uncached(DIALECTS["llamacpp"]) if self.deterministic else None))
+            super().connect()
         except BaseException:
             self.close()
             raise
@@ -135,16 +133,6 @@ class LlamaCppEngine(ServerEngine):
             raise KeyboardInterrupt
 
         self._previous_sigterm = signal.signal(signal.SIGTERM, interrupt)
-
-
-def uncached(dialect: Dialect) -> Dialect:
-    """``dialect`` with ``cache_prompt: false`` in every request (llama-server's default is on)."""
-    body = dialect.body
-
-    def without_cache(*args: Any) -> dict[str, Any]:
-        return {**body(*args), "cache_prompt": False}
-
-    return replace(dialect, body=without_cache)
 
 
 __all__ = ["ALONE", "BATCHED", "DEFAULT_SLOTS", "DEFAULT_WINDOW", "LlamaCppEngine"]

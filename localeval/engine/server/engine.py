@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from localeval.engine.base import Abilities, Choice, Engine, FinishReason, Invariance, Request, Result
 from localeval.engine.options import web_url
 from localeval.engine.server.auth import KEY_ENV, read_key
-from localeval.engine.server.dialects import DIALECTS, Dialect, Step
+from localeval.engine.server.dialects import DIALECTS, Step
 from localeval.engine.server.dispatch import run_round
 from localeval.engine.server.identity import Identity, discover, root_of
 from localeval.engine.server.probe import COMPACT_FIX, prove_enforced, soft_problem
@@ -86,10 +86,9 @@ class ServerEngine(Engine):
         self.prompt_tokens = self.cached_prompt_tokens = 0
         self._soft_checked = False
 
-    def connect(self, dialect: Dialect | None = None) -> ServerEngine:
+    def connect(self) -> ServerEngine:
         """Read the API key, each server's identity and window, and prove it enforces schemas (network I/O);
-        returns this engine, ready to answer. ``engine.build`` calls it. ``dialect``: how to ask (default: the
-        server kind's, ``dialects.DIALECTS``)."""
+        returns this engine, ready to answer. ``engine.build`` calls it."""
         if self.servers:
             return self
         key = self.api_key()
@@ -99,7 +98,7 @@ class ServerEngine(Engine):
             identity = discover(transport, url, self.kind, self.model, self.max_model_len)
             self.servers.append(ServerSlot(url, transport, identity, _concurrency(identity, self.concurrency)))
         self.identity = _one_judge([s.identity for s in self.servers])
-        self.dialect = dialect or DIALECTS[self.identity.kind]
+        self.dialect = DIALECTS[self.identity.kind]
         windows = [s.identity.window for s in self.servers if s.identity.window]
         self.context_window: int | None = min(windows) if windows else None
         self.counter = PromptCounter(self.servers[0].transport, replace(self.identity, window=self.context_window))
