@@ -29,6 +29,7 @@ from localeval.model_folders.llama_server_build import build_info
 
 DEFAULT_WINDOW = 8192  # tokens a slot holds, where the GGUF trains longer (the longest ask here needs ~6k)
 DEFAULT_SLOTS = 4
+DIED_SETTLE = 5.0  # seconds a dropped connection waits for the server's exit, to name how it ended
 BATCHED = Invariance(False, "llama-server decodes several slots' asks in one batch and reuses cached prompt "
                             "prefixes, so a greedy answer may depend on what else was asked; --deterministic runs "
                             "one slot without the prefix cache, each ask decoded alone")
@@ -111,7 +112,7 @@ class LlamaCppEngine(ServerEngine):
         try:
             return super().generate(requests, on_result)
         except JudgeDied:
-            self.server.check_alive()
+            self.server.check_alive(settle=DIED_SETTLE)
             raise
 
     def close(self) -> None:

@@ -123,8 +123,14 @@ class LlamaServer:
                 time.sleep(0.2)
         raise LocalevalError(f"llama-server did not answer /health within {START_SECONDS:.0f} s; {self._log_said()}")
 
-    def check_alive(self) -> None:
-        """Raise JudgeDied where the server process has ended (the answers so far are in the judge cache)."""
+    def check_alive(self, settle: float = 0.0) -> None:
+        """Raise JudgeDied where the server process has ended (the answers so far are in the judge cache).
+
+        ``settle``: seconds to wait for an exit first, where the connection has just dropped: the socket closes
+        before the process is reaped, so a server killed mid-answer may still look alive for a moment."""
+        if self.process is not None and settle > 0:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.process.wait(settle)
         if self.process is not None and self.process.poll() is not None:
             self.failed = True
             raise JudgeDied(f"llama-server {exit_text(self.process.returncode)}; {self._log_said()}")

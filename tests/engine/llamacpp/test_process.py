@@ -10,13 +10,14 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
 import pytest
 
 from localeval.engine.llamacpp.process import BINARY_ENV, LlamaServer, find_binary
-from localeval.errors import LocalevalError
+from localeval.errors import JudgeDied, LocalevalError
 from localeval.model_folders.llama_server_build import build_info
 
 FAKE = Path(__file__).with_name("fake_llama_server.py")
@@ -80,6 +81,26 @@ def test_a_server_that_dies_while_loading_is_named_with_its_exit_and_its_log_is_
     assert "llama-server exited with code 1 while loading the judge" in said
     assert f"its log is kept at {tmp_path / 'run' / 'llama-server.log'}" in said and "failed to read magic" in said
     assert (tmp_path / "run" / "llama-server.log").is_file()
+
+
+def test_a_server_killed_just_as_its_connection_dropped_is_named_by_how_it_ended(tmp_path: Path) -> None:
+    """The socket closes before the killed process is reaped: the check waits a moment for the exit rather than
+    calling a dying server alive (the race CI met in tests/real_llamacpp)."""
+    server = LlamaServer(FAKE, ["-m", "judge.gguf"], log_dir=tmp_path)
+    server.start()
+    assert server.process is not None
+    pid = server.process.pid
+    killer = threading.Timer(0.3, os.kill, (pid, signal.SIGKILL))
+    killer.start()
+    try:
+        server.check_alive()  # still serving: nothing to say
+        with pytest.raises(JudgeDied, match="llama-server was killed by SIGKILL; its log is kept at"):
+            server.check_alive(settle=10.0)
+        assert server.failed
+    finally:
+        killer.cancel()
+        server.stop()
+    assert (tmp_path / "llama-server.log").is_file()
 
 
 @pytest.mark.slow
