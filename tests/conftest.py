@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -84,3 +84,27 @@ def pytest_report_header(config: pytest.Config) -> str | None:
     if importlib.util.find_spec("vllm") is None:
         return "vLLM is not installed here: tests marked vllm are deselected (make test-vllm runs them)"
     return None
+
+
+Recorded = list[tuple[Any, Any]]
+
+
+def _record(engine: Any) -> Recorded:
+    """Each (request, result) ``engine`` answers from now on, in order (its ``generate`` wrapped in place)."""
+    answered: Recorded = []
+    generate = engine.generate
+
+    def recorded(requests: list[Any], on_result: Callable[[int, Any], None] | None = None) -> list[Any]:
+        results = generate(requests, on_result)
+        answered.extend(zip(requests, results, strict=True))
+        return list(results)
+
+    engine.generate = recorded
+    return answered
+
+
+@pytest.fixture(scope="session")
+def recording() -> Callable[[Any], Recorded]:
+    """``recording(engine)``: the list each later (request, result) of ``engine`` is appended to (the live server
+    tests read every ask and answer of a run from it)."""
+    return _record

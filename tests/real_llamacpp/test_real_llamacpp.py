@@ -16,7 +16,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -40,18 +39,6 @@ RAG_METRICS = [name for name, d in METRICS.items() if d.judge and set(d.required
     json.loads(DEMO.read_text().splitlines()[0]))]
 
 
-def recording(engine: Any) -> list[tuple[Request, Result]]:
-    answered: list[tuple[Request, Result]] = []
-    generate = engine.generate
-
-    def recorded(requests: list[Request], on_result: Callable[[int, Result], None] | None = None) -> list[Result]:
-        results = generate(requests, on_result)
-        answered.extend(zip(requests, results, strict=True))
-        return list(results)
-
-    engine.generate = recorded
-    return answered
-
 
 def test_the_server_is_found_as_llamacpp_with_its_window_slots_tokenizer_and_build(engine: Any, gguf: Path) -> None:
     identity = engine.identity
@@ -63,7 +50,7 @@ def test_the_server_is_found_as_llamacpp_with_its_window_slots_tokenizer_and_bui
     assert not engine.invariance.batch_invariant
 
 
-def test_every_prompt_kind_decodes_to_compact_json_that_matches_its_schema(engine: Any) -> None:
+def test_every_prompt_kind_decodes_to_compact_json_that_matches_its_schema(engine: Any, recording: Any) -> None:
     answered = recording(engine)
     out = Scheduler(engine, HashEmbedder(), progress=False).run(as_samples(DEMO)[:3], parse_metrics(RAG_METRICS))
     assert len({q.label for q, _ in answered}) >= 8  # the demo's prompt kinds
@@ -94,7 +81,7 @@ def test_soft_verdicts_are_refused_with_the_reason_the_probe_measures(engine: An
         engine.require_soft()
 
 
-def test_deterministic_answers_do_not_depend_on_what_else_is_asked(gguf: Path, built: Path) -> None:
+def test_deterministic_answers_do_not_depend_on_what_else_is_asked(gguf: Path, built: Path, recording: Any) -> None:
     from localeval.engine.llamacpp import LlamaCppEngine
 
     answered: list[tuple[Request, Result]] = []

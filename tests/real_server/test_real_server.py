@@ -13,7 +13,6 @@ import math
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -38,19 +37,6 @@ DEMO = ROOT / "examples" / "rag_demo.jsonl"
 JUDGE_METRICS = [name for name, definition in METRICS.items() if definition.judge]
 
 
-def recording(engine: Any) -> list[tuple[Request, Result]]:
-    """Each (request, result) ``engine`` answers from now on, in order (its ``generate`` wrapped in place)."""
-    answered: list[tuple[Request, Result]] = []
-    generate = engine.generate
-
-    def recorded(requests: list[Request], on_result: Callable[[int, Result], None] | None = None) -> list[Result]:
-        results = generate(requests, on_result)
-        answered.extend(zip(requests, results, strict=True))
-        return list(results)
-
-    engine.generate = recorded
-    return answered
-
 
 @pytest.fixture(scope="module")
 def engine(vllm_server: Any) -> Any:
@@ -58,7 +44,7 @@ def engine(vllm_server: Any) -> Any:
 
 
 @pytest.fixture(scope="module")
-def every_prompt(vllm_server: Any) -> tuple[list[tuple[Request, Result]], Any]:
+def every_prompt(vllm_server: Any, recording: Any) -> tuple[list[tuple[Request, Result]], Any]:
     """Every judge metric over three demo samples, through the scheduler, on the real server."""
     engine = ServerEngine(vllm_server.url).connect()
     answered = recording(engine)
