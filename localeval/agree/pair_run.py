@@ -9,6 +9,7 @@ candidate higher; pairwise accuracy counts a tie as half, and so a pair where ei
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -100,7 +101,8 @@ def run_pairs(
 
     try:
         for kind in present:
-            pairs = read_pairs(base / f"{kind}.csv")[offset:][:limit]
+            path = base / f"{kind}.csv"
+            pairs = read_pairs(path)[offset:][:limit]
             metric = FILES[kind][0]
             spec = CONTEXT_RELEVANCE_SPEC if kind == "cr" else parse_metric(metric)
             scheduler = Scheduler(engine, emb, store, settings, seed=seed, progress=progress)
@@ -118,6 +120,7 @@ def run_pairs(
                 scores=[(score_value(g), score_value(b)) for g, b in zip(good, bad, strict=True)],
                 soft_count=count_pairs(soft[0::2], soft[1::2]) if soft is not None else None,
                 soft_scores=list(zip(soft[0::2], soft[1::2], strict=True)) if soft is not None else None,
+                sha256=hashlib.sha256(path.read_bytes()).hexdigest(),
             ))
             if on_file is not None:
                 on_file(report())

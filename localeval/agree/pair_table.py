@@ -31,6 +31,7 @@ class FileAgreement:
     # Soft verdicts (--soft): the same pairs on the soft scores of the same answers (a missing one is NaN).
     soft_count: PairCount | None = None
     soft_scores: list[tuple[float | None, float | None]] | None = field(default=None, repr=False)
+    sha256: str | None = None  # the pair file's, so a result says which labels it was counted against
 
     @property
     def accuracy(self) -> float:

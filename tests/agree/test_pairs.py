@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import hashlib
 import math
 from pathlib import Path
 
@@ -132,6 +133,9 @@ def test_run_pairs_on_hand_made_pairs(tmp_path: Path) -> None:
     labels = {r.label for r in engine.requests}
     assert "context_relevance" in labels and "nli" in labels
     assert report.to_dict()["files"][0]["accuracy"] == 0.75
+    # the result names the exact file its labels came from
+    assert ff.sha256 == hashlib.sha256((tmp_path / "ff.csv").read_bytes()).hexdigest()
+    assert report.to_dict()["files"][1]["sha256"] == hashlib.sha256((tmp_path / "cr.csv").read_bytes()).hexdigest()
 
 
 def test_run_pairs_reports_each_finished_file_as_it_goes(tmp_path: Path) -> None:
