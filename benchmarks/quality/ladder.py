@@ -2,6 +2,12 @@
 small-mode faithfulness over all 50 pairs, pooled from its two halves (the tuning run of ``small_judge.py`` and
 the held-out run of ``localeval agree``), which asked the same prompts in the same mode.
 
+Every figure is counted against the labels localeval ships (``wikieval_pairs/NOTICE.md``: the better candidate
+by WikiEval's design). A result made on the files as first copied, whose label column gives the candidates'
+shuffled positions instead, is recognised by the file's SHA-256 (or by having none: results before 2026-12-05)
+and its pairs are turned round where the better candidate held the first position: the scores are the judge's
+own either way, only which of the two is the better one changes.
+
     python -m benchmarks.quality.ladder benchmarks/quality/results/ladder_*.json
     python -m benchmarks.quality.ladder --pool benchmarks/quality/results/small_judge_ff_tune_k3.json \
         benchmarks/quality/results/small_judge_ff_heldout_k3.json
@@ -13,11 +19,38 @@ NaN counts half), win / loss / tie, and seconds a pair (the file's wall time ove
 from __future__ import annotations
 
 import argparse
+import csv
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
 
 from localeval.agree.pair_count import PairCount, count_pairs
+from localeval.agree.pair_files import default_pairs_folder
+
+SOURCE_SHA256 = {  # the pair files as copied, their label column the shuffled positions (rows 1-50: 0)
+    "ff.csv": "14859928621525caf8fa0849c70c3924a2d714d6f9bff65c87211382b0b53881",
+    "ar.csv": "f1be98718ac342f362da16fd2bb0f60ab826b355d4877fb9e998f8b900f023cc",
+    "cr.csv": "98cff25b61b607ebb782854faa21b9a99a76016e9c6e4d74d8798b1543f6aee5",
+}
+Scores = list[tuple[float | None, float | None]]
+
+
+def _better_first(file: str) -> list[bool]:
+    """Per pair of ``file``, whether the better candidate is its first row (``preferences.csv``)."""
+    with (default_pairs_folder() / "preferences.csv").open(newline="", encoding="utf-8") as handle:
+        return [row["better"] == "first" for row in csv.DictReader(handle) if row["file"] == file]
+
+
+def relabelled(file: str, scores: Scores, offset: int, sha256: str | None) -> Scores:
+    """``scores`` as (better, worse) by the shipped labels, from a result counted against ``sha256``'s labels."""
+    shipped = hashlib.sha256((default_pairs_folder() / file).read_bytes()).hexdigest()
+    if sha256 == shipped:
+        return [tuple(pair) for pair in scores]  # type: ignore[misc]
+    if sha256 not in (None, SOURCE_SHA256[file]):
+        raise ValueError(f"{file}: the result was counted against a pair file localeval never shipped ({sha256})")
+    turn = _better_first(file)[offset:offset + len(scores)]  # as copied, the second row held label 1
+    return [(bad, good) if t else (good, bad) for (good, bad), t in zip(scores, turn, strict=True)]
 
 
 def _figure(count: PairCount) -> str:
@@ -30,37 +63,45 @@ def _count(raw: dict[str, int]) -> PairCount:
     return PairCount(raw["wins"], raw["losses"], raw["ties"], raw["nan_pairs"])
 
 
+def _counted(f: dict[str, Any], key: str, offset: int) -> PairCount:
+    scores = relabelled(f["file"], f[key], offset, f.get("sha256"))
+    return count_pairs([g for g, _ in scores], [b for _, b in scores])
+
+
 def rows(path: Path) -> list[str]:
-    """One markdown row per file of an ``agree --pairs --json`` result."""
-    run = json.loads(path.read_text())["pairs"]
+    """One markdown row per file of an ``agree --pairs --json`` result, counted against the shipped labels."""
+    data = json.loads(path.read_text())
+    run = data.get("pairs", data)  # agree --json, or benchmarks/quality/agreement.py's record
     judge = str(run["judge"]).split(":")[1].split("@")[0]
-    mode = run["settings"].get("judge_mode", "ragas")
+    mode = run["settings"].get("judge_mode") or "ragas"
+    offset = run["settings"].get("offset") or 0
     out = []
     for f in run["files"]:
-        soft = _figure(_count(f["soft_count"])) if f.get("soft_count") else "-"
+        soft = _figure(_counted(f, "soft_scores", offset)) if f.get("soft_scores") else "-"
         pairs = len(f["scores"])
-        out.append(f"| {judge} | {mode} | {f['file'].removesuffix('.csv')} | {_figure(_count(f['count']))} | {soft} "
-                   f"| {f['wall_seconds'] / pairs:.1f} | `{path.name}` |")
+        out.append(f"| {judge} | {mode} | {f['file'].removesuffix('.csv')} | {_figure(_counted(f, 'scores', offset))} "
+                   f"| {soft} | {f['wall_seconds'] / pairs:.1f} | `{path.name}` |")
     return out
 
 
 def pool(tuning: Path, held_out: Path) -> str:
     """The 50-pair figure of the small mode from its tuning half (``small_judge.py``) and held-out half."""
-    samples: list[dict[str, Any]] = json.loads(tuning.read_text())["samples"]
-    hard = [s["score"] if isinstance(s["score"], float) else None for s in samples]
-    soft = [s["trace"].get("soft_score") for s in samples]
-    good, bad, soft_good, soft_bad = hard[0::2], hard[1::2], soft[0::2], soft[1::2]
-    tuned = json.loads(tuning.read_text())
-    seconds = float(tuned["lines"][-1].split(" s,")[0])
-    second = json.loads(held_out.read_text())["pairs"]["files"][0]
-    good += [g for g, _ in second["scores"]]
-    bad += [b for _, b in second["scores"]]
-    soft_good += [g for g, _ in second["soft_scores"]]
-    soft_bad += [b for _, b in second["soft_scores"]]
-    seconds += second["wall_seconds"]
-    return (f"| qwen2.5-coder-1.5b-instruct | small | ff | {_figure(count_pairs(good, bad))} | "
-            f"{_figure(count_pairs(soft_good, soft_bad))} | {seconds / len(good):.1f} | "
-            f"`{tuning.name}` + `{held_out.name}` |")
+    tuned = json.loads(tuning.read_text())  # small_judge.py ran on the files as copied (no SHA-256 recorded)
+    hard = [s["score"] if isinstance(s["score"], float) else None for s in tuned["samples"]]
+    soft = [s["trace"].get("soft_score") for s in tuned["samples"]]
+    offset = int(tuned.get("args", {}).get("offset", 0))
+    second = json.loads(held_out.read_text())["pairs"]
+    later = second["settings"].get("offset") or 0
+    f = second["files"][0]
+    pairs = (relabelled("ff.csv", list(zip(hard[0::2], hard[1::2], strict=True)), offset, None)
+             + relabelled("ff.csv", f["scores"], later, f.get("sha256")))
+    softs = (relabelled("ff.csv", list(zip(soft[0::2], soft[1::2], strict=True)), offset, None)
+             + relabelled("ff.csv", f["soft_scores"], later, f.get("sha256")))
+    seconds = float(tuned["lines"][-1].split(" s,")[0]) + f["wall_seconds"]
+    hard_count = count_pairs([g for g, _ in pairs], [b for _, b in pairs])
+    soft_count = count_pairs([g for g, _ in softs], [b for _, b in softs])
+    return (f"| qwen2.5-coder-1.5b-instruct | small | ff | {_figure(hard_count)} | {_figure(soft_count)} | "
+            f"{seconds / len(pairs):.1f} | `{tuning.name}` + `{held_out.name}` |")
 
 
 def main() -> None:
