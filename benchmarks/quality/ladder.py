@@ -64,8 +64,7 @@ def _count(raw: dict[str, int]) -> PairCount:
 
 
 def _counted(f: dict[str, Any], key: str, offset: int) -> PairCount:
-    scores = relabelled(f["file"], f[key], offset, f.get("sha256"))
-    return count_pairs([g for g, _ in scores], [b for _, b in scores])
+    return _of(relabelled(f["file"], f[key], offset, f.get("sha256")))
 
 
 def rows(path: Path) -> list[str]:
@@ -84,35 +83,55 @@ def rows(path: Path) -> list[str]:
     return out
 
 
-def pool(tuning: Path, held_out: Path) -> str:
-    """The 50-pair figure of the small mode from its tuning half (``small_judge.py``) and held-out half."""
-    tuned = json.loads(tuning.read_text())  # small_judge.py ran on the files as copied (no SHA-256 recorded)
+def _tuning_pairs(path: Path) -> tuple[Scores, Scores, int]:
+    """A ``small_judge.py`` result's (hard, soft) pairs by the shipped labels, and its offset."""
+    tuned = json.loads(path.read_text())
     hard = [s["score"] if isinstance(s["score"], float) else None for s in tuned["samples"]]
     soft = [s["trace"].get("soft_score") for s in tuned["samples"]]
-    offset = int(tuned.get("args", {}).get("offset", 0))
+    offset, sha256 = int(tuned.get("args", {}).get("offset", 0)), tuned.get("sha256")
+    return (relabelled("ff.csv", list(zip(hard[0::2], hard[1::2], strict=True)), offset, sha256),
+            relabelled("ff.csv", list(zip(soft[0::2], soft[1::2], strict=True)), offset, sha256), offset)
+
+
+def _of(pairs: Scores) -> PairCount:
+    return count_pairs([g for g, _ in pairs], [b for _, b in pairs])
+
+
+def tuning_row(path: Path) -> str:
+    """One row for a ``small_judge.py`` variant (k, near, votes), hard and soft."""
+    args = json.loads(path.read_text())["args"]
+    hard, soft, offset = _tuning_pairs(path)
+    seconds = float(json.loads(path.read_text())["lines"][-1].split(" s,")[0])
+    name = f"k={args['k']}, near={args['near']}, votes={args['votes']}"
+    return (f"| qwen2.5-coder-1.5b-instruct | small ({name}) | ff {offset + 1}-{offset + len(hard)} | "
+            f"{_figure(_of(hard))} | {_figure(_of(soft))} | {seconds / len(hard):.1f} | `{path.name}` |")
+
+
+def pool(tuning: Path, held_out: Path) -> str:
+    """The 50-pair figure of the small mode from its tuning half (``small_judge.py``) and held-out half."""
+    hard, soft, _ = _tuning_pairs(tuning)
     second = json.loads(held_out.read_text())["pairs"]
     later = second["settings"].get("offset") or 0
     f = second["files"][0]
-    pairs = (relabelled("ff.csv", list(zip(hard[0::2], hard[1::2], strict=True)), offset, None)
-             + relabelled("ff.csv", f["scores"], later, f.get("sha256")))
-    softs = (relabelled("ff.csv", list(zip(soft[0::2], soft[1::2], strict=True)), offset, None)
-             + relabelled("ff.csv", f["soft_scores"], later, f.get("sha256")))
-    seconds = float(tuned["lines"][-1].split(" s,")[0]) + f["wall_seconds"]
-    hard_count = count_pairs([g for g, _ in pairs], [b for _, b in pairs])
-    soft_count = count_pairs([g for g, _ in softs], [b for _, b in softs])
-    return (f"| qwen2.5-coder-1.5b-instruct | small | ff | {_figure(hard_count)} | {_figure(soft_count)} | "
-            f"{seconds / len(pairs):.1f} | `{tuning.name}` + `{held_out.name}` |")
+    hard += relabelled("ff.csv", f["scores"], later, f.get("sha256"))
+    soft += relabelled("ff.csv", f["soft_scores"], later, f.get("sha256"))
+    seconds = float(json.loads(tuning.read_text())["lines"][-1].split(" s,")[0]) + f["wall_seconds"]
+    return (f"| qwen2.5-coder-1.5b-instruct | small | ff | {_figure(_of(hard))} | {_figure(_of(soft))} | "
+            f"{seconds / len(hard):.1f} | `{tuning.name}` + `{held_out.name}` |")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("runs", nargs="*", type=Path, help="agree --pairs --json results")
+    parser.add_argument("--tuning", nargs="*", type=Path, default=[], help="small_judge.py results")
     parser.add_argument("--pool", nargs=2, type=Path, metavar=("TUNING", "HELD_OUT"))
     args = parser.parse_args()
     print("| judge | mode | file | hard (win / loss / tie) | soft | seconds a pair | result |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
     for path in args.runs:
         print("\n".join(rows(path)))
+    for path in args.tuning:
+        print(tuning_row(path))
     if args.pool:
         print(pool(*args.pool))
 

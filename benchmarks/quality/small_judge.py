@@ -14,39 +14,26 @@ from __future__ import annotations
 
 import argparse
 import functools
+import hashlib
 import json
-import re
 import time
 from dataclasses import replace
 from pathlib import Path
 
 from localeval import api
 from localeval.agree.pair_count import count_pairs
-from localeval.agree.pair_files import Pair, default_pairs_folder, pair_samples, read_pairs
+from localeval.agree.pair_files import default_pairs_folder, pair_samples, read_pairs
 from localeval.config import JudgeOptions
 from localeval.metrics.definition import MetricSpec
 from localeval.metrics.faithfulness import supported_ratio
 from localeval.metrics.faithfulness_small import faithfulness_small
 from localeval.metrics.table import METRICS
+from localeval.model_folders import resolve_model
 from localeval.prompts.base import Settings
 from localeval.scheduler import Scheduler
 from localeval.store.cache import JudgeCache
 
 THRESHOLDS = tuple(round(0.05 * i, 2) for i in range(1, 20))
-NAME_OR_NUMBER = re.compile(r"[A-Za-z0-9][A-Za-z0-9,.']*[A-Za-z0-9]|\d")
-
-
-def grounded(answer: str, context: str) -> float:
-    """Share of the answer's names and numbers (words starting with a capital or a digit) found in the context."""
-    words = [w.rstrip(".,") for w in NAME_OR_NUMBER.findall(answer) if w[0].isupper() or w[0].isdigit()]
-    return sum(w.lower() in context.lower() for w in words) / len(words) if words else 1.0
-
-
-def label_doubtful(pair: Pair) -> bool:
-    """Whether the worse-labelled answer is the more grounded one by 0.15 or more (a lexical check of the label:
-    in ff.csv the better answer is the one written from the context)."""
-    good, bad = pair.good, pair.bad
-    return grounded(bad["answer"], bad["context"]) > grounded(good["answer"], good["context"]) + 0.15
 
 
 def _line(name: str, good: list, bad: list) -> tuple[str, float]:
@@ -74,13 +61,14 @@ def main() -> None:
     parser.add_argument("--cache", required=True)
     parser.add_argument("--out", required=True)
     args = parser.parse_args()
-    pairs = read_pairs(default_pairs_folder() / "ff.csv")[args.offset:][:args.limit]
+    path = default_pairs_folder() / "ff.csv"
+    pairs = read_pairs(path)[args.offset:][:args.limit]
     samples = pair_samples("ff", pairs)
     base = METRICS["faithfulness"]
     steps = functools.partial(faithfulness_small, k=args.k, near=args.near)
     spec = MetricSpec("faithfulness", "faithfulness", replace(base, steps=steps, modes={}), {})
     settings = Settings(soft=True, votes=args.votes)
-    engine = api.load_judge(api.resolve_model(args.judge, "judge"), JudgeOptions(threads=args.threads))
+    engine = api.load_judge(resolve_model(args.judge, "judge"), JudgeOptions(threads=args.threads))
     emb = api.load_embedder(args.embedder)
     store = JudgeCache(Path(args.cache))
     started = time.perf_counter()
@@ -99,14 +87,10 @@ def main() -> None:
     if args.threshold is not None:
         v = _thresholded(p1s, args.threshold)
         lines.append(_line(f"given p(1) >= {args.threshold}", v[0::2], v[1::2])[0])
-    doubtful = [label_doubtful(p) for p in pairs]
-    for name, keep in (("labels the lexical check agrees with", False), ("labels it doubts", True)):
-        kept = [i for i, d in enumerate(doubtful) if d == keep]
-        lines.append(_line(f"{name} ({len(kept)} pairs)", [outcomes[2 * i] for i in kept],
-                           [outcomes[2 * i + 1] for i in kept])[0])
     lines.append(f"{seconds:.0f} s, {seconds / len(pairs):.1f} s a pair, {output.engine_calls} engine calls")
     print("\n".join(lines))
-    record = {"args": vars(args), "lines": lines, "grid": {str(t): g[0] for t, g in grid.items()},
+    sha256 = hashlib.sha256(path.read_bytes()).hexdigest()  # which labels the lines were counted against
+    record = {"args": vars(args), "sha256": sha256, "lines": lines, "grid": {str(t): g[0] for t, g in grid.items()},
               "samples": [{"id": s.id, "score": o if isinstance(o, float) else str(o), "trace": t}
                           for s, o, t in zip(samples, outcomes, traces, strict=True)]}
     Path(args.out).write_text(json.dumps(record, indent=1, default=str) + "\n")

@@ -1,4 +1,4 @@
-"""Agreement with human labels on WikiEval-style pairs (the Ragas paper's Table 1): the runner.
+"""Agreement with the labels of WikiEval-style pairs (the Ragas paper's Table 1): the runner.
 
 A folder holds up to three pair files (``ff.csv``, ``ar.csv``, ``cr.csv``: ``pair_files``), each scored
 with its metric: faithfulness, response relevancy, and context relevance (``metrics.context_relevance``,

@@ -70,7 +70,7 @@ def format_pairs_report(report: PairsReport) -> str:
     """The agreement table, next to the Ragas paper's figures and chance."""
     head = (f"{'file':<7} {'metric':<18} {'pairs':>5} {'accuracy':>8} {'95% CI':>12} {'win':>4} {'loss':>4} {'tie':>4} "
             f"{'NaN':>4} {'good':>6} {'bad':>6} {'paper':>6} {'chance':>6} {'calls':>6} {'seconds':>8}")
-    lines = [f"Agreement with human labels on {report.folder}", f"judge: {report.judge}", "",
+    lines = [f"Agreement with the pair files' labels on {report.folder}", f"judge: {report.judge}", "",
              head, "-" * len(head)]
 
     def num(v: float | None, width: int = 6) -> str:
