@@ -23,6 +23,12 @@ from localeval.model_folders.llama_server_build import build_info
 FAKE = Path(__file__).with_name("fake_llama_server.py")
 
 
+def _interruptible() -> None:
+    """Run in the child before exec: SIGINT back to its default, so the child's Python turns it into
+    KeyboardInterrupt even where this test run was started with SIGINT ignored (nohup, a background job)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _gone(pid: int, within: float = 10.0) -> bool:
     """Whether process ``pid`` has ended (or is a zombie no one reaps) within ``within`` seconds."""
     deadline = time.monotonic() + within
@@ -121,7 +127,8 @@ def test_the_server_ends_with_its_parent_however_the_parent_ends(how: signal.Sig
             server.stop()
     """)
     env = {**os.environ, "FAKE_LOAD_SECONDS": "60" if when == "loading" else "0"}
-    run = subprocess.Popen([sys.executable, "-c", parent], stdout=subprocess.PIPE, text=True, env=env)
+    run = subprocess.Popen([sys.executable, "-c", parent], stdout=subprocess.PIPE, text=True, env=env,
+                           preexec_fn=_interruptible)
     child = None
     deadline = time.monotonic() + 60
     while child is None and time.monotonic() < deadline:
