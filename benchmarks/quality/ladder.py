@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import functools
 import hashlib
 import json
 from pathlib import Path
@@ -36,6 +37,12 @@ SOURCE_SHA256 = {  # the pair files as copied, their label column the shuffled p
 Scores = list[tuple[float | None, float | None]]
 
 
+@functools.cache
+def _shipped_sha256(file: str) -> str:
+    return hashlib.sha256((default_pairs_folder() / file).read_bytes()).hexdigest()
+
+
+@functools.cache
 def _better_first(file: str) -> list[bool]:
     """Per pair of ``file``, whether the better candidate is its first row (``preferences.csv``)."""
     with (default_pairs_folder() / "preferences.csv").open(newline="", encoding="utf-8") as handle:
@@ -44,8 +51,7 @@ def _better_first(file: str) -> list[bool]:
 
 def relabelled(file: str, scores: Scores, offset: int, sha256: str | None) -> Scores:
     """``scores`` as (better, worse) by the shipped labels, from a result counted against ``sha256``'s labels."""
-    shipped = hashlib.sha256((default_pairs_folder() / file).read_bytes()).hexdigest()
-    if sha256 == shipped:
+    if sha256 == _shipped_sha256(file):
         return [tuple(pair) for pair in scores]  # type: ignore[misc]
     if sha256 not in (None, SOURCE_SHA256[file]):
         raise ValueError(f"{file}: the result was counted against a pair file localeval never shipped ({sha256})")
@@ -57,10 +63,6 @@ def _figure(count: PairCount) -> str:
     low, high = count.interval() or (float("nan"), float("nan"))
     ties = count.ties + count.nan_pairs
     return f"{count.accuracy:.2f} [{low:.2f}, {high:.2f}] ({count.wins} / {count.losses} / {ties})"
-
-
-def _count(raw: dict[str, int]) -> PairCount:
-    return PairCount(raw["wins"], raw["losses"], raw["ties"], raw["nan_pairs"])
 
 
 def _counted(f: dict[str, Any], key: str, offset: int) -> PairCount:
@@ -83,25 +85,26 @@ def rows(path: Path) -> list[str]:
     return out
 
 
-def _tuning_pairs(path: Path) -> tuple[Scores, Scores, int]:
-    """A ``small_judge.py`` result's (hard, soft) pairs by the shipped labels, and its offset."""
-    tuned = json.loads(path.read_text())
-    hard = [s["score"] if isinstance(s["score"], float) else None for s in tuned["samples"]]
-    soft = [s["trace"].get("soft_score") for s in tuned["samples"]]
-    offset, sha256 = int(tuned.get("args", {}).get("offset", 0)), tuned.get("sha256")
-    return (relabelled("ff.csv", list(zip(hard[0::2], hard[1::2], strict=True)), offset, sha256),
-            relabelled("ff.csv", list(zip(soft[0::2], soft[1::2], strict=True)), offset, sha256), offset)
-
-
 def _of(pairs: Scores) -> PairCount:
     return count_pairs([g for g, _ in pairs], [b for _, b in pairs])
 
 
+def _tuning(path: Path) -> tuple[Scores, Scores, dict[str, Any], float]:
+    """A ``small_judge.py`` result: its (hard, soft) pairs by the shipped labels, its arguments, its seconds."""
+    tuned = json.loads(path.read_text())
+    hard = [s["score"] if isinstance(s["score"], float) else None for s in tuned["samples"]]
+    soft = [s["trace"].get("soft_score") for s in tuned["samples"]]
+    args, sha256 = tuned.get("args", {}), tuned.get("sha256")
+    offset = int(args.get("offset", 0))
+    seconds = float(tuned["lines"][-1].split(" s,")[0])
+    return (relabelled("ff.csv", list(zip(hard[0::2], hard[1::2], strict=True)), offset, sha256),
+            relabelled("ff.csv", list(zip(soft[0::2], soft[1::2], strict=True)), offset, sha256), args, seconds)
+
+
 def tuning_row(path: Path) -> str:
     """One row for a ``small_judge.py`` variant (k, near, votes), hard and soft."""
-    args = json.loads(path.read_text())["args"]
-    hard, soft, offset = _tuning_pairs(path)
-    seconds = float(json.loads(path.read_text())["lines"][-1].split(" s,")[0])
+    hard, soft, args, seconds = _tuning(path)
+    offset = int(args.get("offset", 0))
     name = f"k={args['k']}, near={args['near']}, votes={args['votes']}"
     return (f"| qwen2.5-coder-1.5b-instruct | small ({name}) | ff {offset + 1}-{offset + len(hard)} | "
             f"{_figure(_of(hard))} | {_figure(_of(soft))} | {seconds / len(hard):.1f} | `{path.name}` |")
@@ -109,13 +112,13 @@ def tuning_row(path: Path) -> str:
 
 def pool(tuning: Path, held_out: Path) -> str:
     """The 50-pair figure of the small mode from its tuning half (``small_judge.py``) and held-out half."""
-    hard, soft, _ = _tuning_pairs(tuning)
+    hard, soft, _, seconds = _tuning(tuning)
     second = json.loads(held_out.read_text())["pairs"]
     later = second["settings"].get("offset") or 0
     f = second["files"][0]
     hard += relabelled("ff.csv", f["scores"], later, f.get("sha256"))
     soft += relabelled("ff.csv", f["soft_scores"], later, f.get("sha256"))
-    seconds = float(json.loads(tuning.read_text())["lines"][-1].split(" s,")[0]) + f["wall_seconds"]
+    seconds += f["wall_seconds"]
     return (f"| qwen2.5-coder-1.5b-instruct | small | ff | {_figure(_of(hard))} | {_figure(_of(soft))} | "
             f"{seconds / len(hard):.1f} | `{tuning.name}` + `{held_out.name}` |")
 
