@@ -108,3 +108,17 @@ def recording() -> Callable[[Any], Recorded]:
     """``recording(engine)``: the list each later (request, result) of ``engine`` is appended to (the live server
     tests read every ask and answer of a run from it)."""
     return _record
+
+
+def _interruptible() -> None:
+    """Run in a child before exec: SIGINT back to its default, so the child's Python turns it into
+    KeyboardInterrupt even where this test run was started with SIGINT ignored (nohup, a background job)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+@pytest.fixture(scope="session")
+def interruptible() -> Callable[[], None]:
+    """A ``preexec_fn`` for the processes a test stops with SIGINT."""
+    return _interruptible

@@ -39,11 +39,6 @@ RAG_METRICS = [name for name, d in METRICS.items() if d.judge and set(d.required
     json.loads(DEMO.read_text().splitlines()[0]))]
 
 
-def _interruptible() -> None:
-    """Run in the child before exec: SIGINT back to its default, so the child's Python turns it into
-    KeyboardInterrupt even where this test run was started with SIGINT ignored (nohup, a background job)."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
 
 def test_the_server_is_found_as_llamacpp_with_its_window_slots_tokenizer_and_build(engine: Any, gguf: Path) -> None:
     identity = engine.identity
@@ -171,10 +166,10 @@ def test_the_demo_is_scored_from_the_command_line_with_no_server_log_or_key_left
                                            (signal.SIGINT, "scoring"), (signal.SIGTERM, "scoring"),
                                            (signal.SIGKILL, "scoring")])
 def test_no_server_outlives_a_run_however_it_is_stopped(how: signal.Signals, when: str, tmp_path: Path,
-                                                        built: Path) -> None:
+                                                        built: Path, interruptible: Any) -> None:
     out = tmp_path / "run"
     run = subprocess.Popen(_command(DEMO, out, "--metrics", "faithfulness"), stdout=subprocess.DEVNULL,
-                           stderr=subprocess.PIPE, text=True, preexec_fn=_interruptible)
+                           stderr=subprocess.PIPE, text=True, preexec_fn=interruptible)
     servers: list[int] = []
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and run.poll() is None:

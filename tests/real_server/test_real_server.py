@@ -37,7 +37,6 @@ DEMO = ROOT / "examples" / "rag_demo.jsonl"
 JUDGE_METRICS = [name for name, definition in METRICS.items() if definition.judge]
 
 
-
 @pytest.fixture(scope="module")
 def engine(vllm_server: Any) -> Any:
     return ServerEngine(vllm_server.url).connect()

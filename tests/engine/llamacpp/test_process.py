@@ -12,6 +12,7 @@ import sys
 import textwrap
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -22,11 +23,6 @@ from localeval.model_folders.llama_server_build import build_info
 
 FAKE = Path(__file__).with_name("fake_llama_server.py")
 
-
-def _interruptible() -> None:
-    """Run in the child before exec: SIGINT back to its default, so the child's Python turns it into
-    KeyboardInterrupt even where this test run was started with SIGINT ignored (nohup, a background job)."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def _gone(pid: int, within: float = 10.0) -> bool:
@@ -112,8 +108,8 @@ def test_a_server_killed_just_as_its_connection_dropped_is_named_by_how_it_ended
 @pytest.mark.slow
 @pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGTERM, signal.SIGINT])
 @pytest.mark.parametrize("when", ["loading", "serving"])
-def test_the_server_ends_with_its_parent_however_the_parent_ends(how: signal.Signals, when: str,
-                                                                  tmp_path: Path) -> None:
+def test_the_server_ends_with_its_parent_however_the_parent_ends(how: signal.Signals, when: str, tmp_path: Path,
+                                                                  interruptible: Callable[[], None]) -> None:
     parent = textwrap.dedent(f"""
         import sys, time
         from pathlib import Path
@@ -128,7 +124,7 @@ def test_the_server_ends_with_its_parent_however_the_parent_ends(how: signal.Sig
     """)
     env = {**os.environ, "FAKE_LOAD_SECONDS": "60" if when == "loading" else "0"}
     run = subprocess.Popen([sys.executable, "-c", parent], stdout=subprocess.PIPE, text=True, env=env,
-                           preexec_fn=_interruptible)
+                           preexec_fn=interruptible)
     child = None
     deadline = time.monotonic() + 60
     while child is None and time.monotonic() < deadline:
